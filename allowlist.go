@@ -1,0 +1,283 @@
+package execgate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Allowlist is the fixed set of commands a gate may run. It is built once by
+// NewAllowlist, which checks every spec and resolves every executable, and is
+// immutable afterwards: replace it as a whole with Executor.SetAllowlist.
+//
+// A nil or zero Allowlist is valid and refuses every name. An Allowlist is
+// safe for concurrent use.
+type Allowlist struct {
+	entries map[string]*entry
+	names   []string // sorted
+}
+
+// entry is a checked spec with what every call derives from it computed once.
+type entry struct {
+	spec        CommandSpec // normalised: defaults filled, Command absolute, Env copied
+	env         []string    // sorted KEY=value
+	fingerprint string      // hex SHA-256 of what decides how the command runs
+}
+
+// schemaChecker is implemented by schemas that can report a construction
+// mistake (a bad struct tag, a nil build function) when the Allowlist is
+// built rather than at the first call.
+type schemaChecker interface {
+	check() error
+}
+
+// NewAllowlist checks every spec, applies the defaults documented on
+// CommandSpec, resolves every Command to an absolute path, verifies SHA256
+// pins, and returns the Allowlist. It refuses the whole set with a
+// *ConfigError naming the first bad spec and field: a malformed or duplicate
+// name, an empty, relative or missing Command, one found through a relative
+// PATH entry, a nil Args, a malformed or mismatched SHA256, a relative Dir,
+// a negative limit, or a malformed Env entry.
+//
+// An empty list gives an Allowlist that refuses everything.
+func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
+	var cwd string
+	a := &Allowlist{entries: make(map[string]*entry, len(specs))}
+	for _, s := range specs {
+		if err := checkName(s.Name); err != nil {
+			return nil, &ConfigError{Spec: s.Name, Field: "Name", Message: err.Error()}
+		}
+		if _, dup := a.entries[s.Name]; dup {
+			return nil, &ConfigError{Spec: s.Name, Field: "Name", Message: "duplicate name"}
+		}
+		if s.Dir == "" && cwd == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, &ConfigError{Spec: s.Name, Field: "Dir", Message: "empty, and the working directory is unknown: " + err.Error()}
+			}
+			cwd = wd
+		}
+		e, err := newEntry(s, cwd)
+		if err != nil {
+			return nil, err
+		}
+		a.entries[s.Name] = e
+		a.names = append(a.names, s.Name)
+	}
+	sort.Strings(a.names)
+	return a, nil
+}
+
+func newEntry(s CommandSpec, cwd string) (*entry, error) {
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Spec: s.Name, Field: field, Message: fmt.Sprintf(format, args...)}
+	}
+	if s.Args == nil {
+		return nil, bad("Args", "a schema is required (use Fixed() for a command without arguments)")
+	}
+	if c, ok := s.Args.(schemaChecker); ok {
+		if err := c.check(); err != nil {
+			return nil, bad("Args", "%v", err)
+		}
+	}
+	path, err := resolveCommand(s.Command)
+	if err != nil {
+		return nil, bad("Command", "%v", err)
+	}
+	s.Command = path
+	if s.SHA256 != "" {
+		pin := strings.ToLower(s.SHA256)
+		if len(pin) != sha256.Size*2 || !isHex(pin) {
+			return nil, bad("SHA256", "must be 64 hex digits")
+		}
+		got, err := fileSHA256(path)
+		if err != nil {
+			return nil, bad("SHA256", "cannot hash %s: %v", path, err)
+		}
+		if got != pin {
+			return nil, bad("SHA256", "%s does not match the pinned digest", path)
+		}
+		s.SHA256 = pin
+	}
+	switch {
+	case s.Timeout < 0:
+		return nil, bad("Timeout", "must not be negative")
+	case s.NoOutputTimeout < 0:
+		return nil, bad("NoOutputTimeout", "must not be negative")
+	case s.MaxOutput < 0:
+		return nil, bad("MaxOutput", "must not be negative")
+	}
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.MaxOutput == 0 {
+		s.MaxOutput = DefaultMaxOutput
+	}
+	if s.PolicyVersion == "" {
+		s.PolicyVersion = DefaultPolicyVersion
+	}
+	if strings.IndexByte(s.PolicyVersion, 0) >= 0 {
+		return nil, bad("PolicyVersion", "must not contain NUL")
+	}
+	switch {
+	case s.Dir == "":
+		s.Dir = cwd
+	case !filepath.IsAbs(s.Dir):
+		return nil, bad("Dir", "must be an absolute path")
+	default:
+		s.Dir = filepath.Clean(s.Dir)
+	}
+	env := make(map[string]string, len(s.Env))
+	list := make([]string, 0, len(s.Env))
+	for k, v := range s.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return nil, bad("Env", "key %q must be non-empty and contain neither '=' nor NUL", k)
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			// The value is not repeated: it may be a secret.
+			return nil, bad("Env", "value of %q contains NUL", k)
+		}
+		env[k] = v
+		list = append(list, k+"="+v)
+	}
+	sort.Strings(list)
+	s.Env = env
+	e := &entry{spec: s, env: list}
+	e.fingerprint = specFingerprint(e)
+	return e, nil
+}
+
+// resolveCommand turns a spec's Command into a clean absolute path of an
+// existing executable regular file.
+func resolveCommand(cmd string) (string, error) {
+	switch {
+	case cmd == "":
+		return "", errors.New("required")
+	case strings.IndexByte(cmd, 0) >= 0:
+		return "", errors.New("contains NUL")
+	case filepath.IsAbs(cmd):
+		cmd = filepath.Clean(cmd)
+	case strings.ContainsRune(cmd, os.PathSeparator) || strings.Contains(cmd, "/"):
+		return "", fmt.Errorf("%q is a relative path; use an absolute path or a bare name found on PATH", cmd)
+	default:
+		p, err := exec.LookPath(cmd)
+		if errors.Is(err, exec.ErrDot) {
+			return "", fmt.Errorf("%q resolves through a relative PATH entry; refusing it", cmd)
+		}
+		if err != nil {
+			return "", fmt.Errorf("%q not found on PATH", cmd)
+		}
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("%q resolves to relative path %q; refusing it", cmd, p)
+		}
+		cmd = filepath.Clean(p)
+	}
+	fi, err := os.Stat(cmd)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", cmd, errors.Unwrap(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", cmd)
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%s is not executable", cmd)
+	}
+	return cmd, nil
+}
+
+// checkName reports whether name is a well-formed logical command name.
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("required")
+	}
+	if len(name) > 128 {
+		return errors.New("longer than 128 bytes")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '_' || c == '-':
+			if i == 0 {
+				return errors.New("must start with a letter or digit")
+			}
+		case c == '.':
+			if i == 0 || i == len(name)-1 || name[i-1] == '.' {
+				return errors.New("has an empty segment between dots")
+			}
+		default:
+			return fmt.Errorf("may hold only ASCII letters, digits, '_', '-' and '.'; found %q", c)
+		}
+	}
+	return nil
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// lookup returns the entry for name, or nil. It is safe on a nil Allowlist.
+func (a *Allowlist) lookup(name string) *entry {
+	if a == nil {
+		return nil
+	}
+	return a.entries[name]
+}
+
+// Lookup returns the checked spec registered under name, with its defaults
+// filled in and its Command resolved to an absolute path, and whether there
+// is one. The returned spec's Env is a copy.
+func (a *Allowlist) Lookup(name string) (CommandSpec, bool) {
+	e := a.lookup(name)
+	if e == nil {
+		return CommandSpec{}, false
+	}
+	return e.publicSpec(), true
+}
+
+// Specs returns every checked spec, sorted by name, as Lookup reports them.
+func (a *Allowlist) Specs() []CommandSpec {
+	if a == nil {
+		return nil
+	}
+	out := make([]CommandSpec, 0, len(a.names))
+	for _, n := range a.names {
+		out = append(out, a.entries[n].publicSpec())
+	}
+	return out
+}
+
+func (e *entry) publicSpec() CommandSpec {
+	s := e.spec
+	s.Env = make(map[string]string, len(e.spec.Env))
+	for k, v := range e.spec.Env {
+		s.Env[k] = v
+	}
+	return s
+}

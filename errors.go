@@ -1,0 +1,172 @@
+package execgate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// maxNameInError bounds how much of a caller-supplied name an error message
+// repeats, so a refusal cannot be used to reflect large payloads.
+const maxNameInError = 128
+
+// quoteName quotes a caller-supplied name for an error message, shortened to
+// maxNameInError bytes.
+func quoteName(name string) string {
+	if len(name) > maxNameInError {
+		name = name[:maxNameInError] + "..."
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// NotFoundError reports that a requested command name is not in the
+// allowlist. It is returned before any input is decoded, any policy is asked
+// or any process is started.
+type NotFoundError struct {
+	// Name is the name that was requested.
+	Name string
+}
+
+// Error implements error.
+func (e *NotFoundError) Error() string {
+	return "execgate: command " + quoteName(e.Name) + " is not allowlisted"
+}
+
+// Issue is one reason an input was refused.
+type Issue struct {
+	// Field is the JSON path of the offending field ("max_count",
+	// "paths[2]"), the offending token for flag schemas, or "" when the
+	// input as a whole was refused.
+	Field string `json:"field"`
+	// Message says what the field must be. It never repeats the value.
+	Message string `json:"message"`
+}
+
+// ValidationError reports that an input, or an approval envelope, was
+// refused by a schema or a structural check. Issues lists every problem
+// found, in a stable order.
+type ValidationError struct {
+	// Name is the command name the input was meant for, or the kind of
+	// value that was checked ("approval") when no command is involved.
+	Name string
+	// Issues holds at least one entry.
+	Issues []Issue
+}
+
+// Error implements error. The message names every offending field and never
+// repeats the values that were sent.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("execgate: invalid input for ")
+	b.WriteString(quoteName(e.Name))
+	for i, is := range e.Issues {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		if is.Field != "" {
+			fmt.Fprintf(&b, "%s: ", is.Field)
+		}
+		b.WriteString(is.Message)
+	}
+	return b.String()
+}
+
+// Reasons carried by ApprovalError.
+const (
+	// ReasonUnknown: no stored record has the approval's ID. It was never
+	// proposed, was already executed or rejected, or was pruned after expiry.
+	ReasonUnknown = "unknown"
+	// ReasonExpired: the record was found but the Executor's clock is at or
+	// past its ExpiresAt.
+	ReasonExpired = "expired"
+	// ReasonDigestMismatch: the envelope handed to Execute differs from the
+	// one that was proposed.
+	ReasonDigestMismatch = "digest_mismatch"
+	// ReasonPolicyChanged: the allowlist changed between Propose and Execute
+	// in a way that changes what would run.
+	ReasonPolicyChanged = "policy_changed"
+)
+
+// ApprovalError reports that an approval cannot be executed. Once Execute
+// has taken the stored record, the record stays consumed whatever the
+// reason.
+type ApprovalError struct {
+	// ID is the approval's ID as it was handed to Execute.
+	ID string
+	// Reason is one of ReasonUnknown, ReasonExpired, ReasonDigestMismatch
+	// and ReasonPolicyChanged.
+	Reason string
+}
+
+// Error implements error.
+func (e *ApprovalError) Error() string {
+	return "execgate: approval " + quoteName(e.ID) + " refused: " + e.Reason
+}
+
+// Policy actions reported by PolicyError and returned in a Decision.
+const (
+	// ActionAllow lets the call run now.
+	ActionAllow = "allow"
+	// ActionDeny refuses the call.
+	ActionDeny = "deny"
+	// ActionRequireApproval lets the call run only through Propose and
+	// Execute.
+	ActionRequireApproval = "require_approval"
+)
+
+// PolicyError reports that the Policy refused a call, or that it requires
+// an approval and the call came through Run.
+type PolicyError struct {
+	// Name is the requested command name.
+	Name string
+	// Action is ActionDeny, or ActionRequireApproval when Run was used for
+	// a call that must be proposed first.
+	Action string
+	// Rule names the rule that decided, if the Policy reported one.
+	Rule string
+}
+
+// Error implements error.
+func (e *PolicyError) Error() string {
+	msg := "execgate: policy refused " + quoteName(e.Name) + ": " + e.Action
+	if e.Action == ActionRequireApproval {
+		msg += " (use Propose and Execute)"
+	}
+	if e.Rule != "" {
+		msg += " by rule " + quoteName(e.Rule)
+	}
+	return msg
+}
+
+// ConfigError reports a CommandSpec or Config that cannot be used. It is
+// returned by NewAllowlist and NewExecutor; nothing is partially built.
+type ConfigError struct {
+	// Spec is the name of the offending spec, or "" for an Executor Config.
+	Spec string
+	// Field is the offending field ("Command", "SHA256", "Timeout").
+	Field string
+	// Message says what is wrong.
+	Message string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	if e.Spec == "" {
+		return "execgate: config: " + e.Field + ": " + e.Message
+	}
+	return "execgate: spec " + quoteName(e.Spec) + ": " + e.Field + ": " + e.Message
+}
+
+// ErrStoreFull is returned by an ApprovalStore's Save, and so by Propose,
+// when the store already holds its capacity of pending records.
+var ErrStoreFull = errors.New("execgate: approval store is full")
+
+// ErrNoRecord is returned by an ApprovalStore's Take when it holds no
+// record with the requested ID.
+var ErrNoRecord = errors.New("execgate: no such approval record")
+
+// ErrDuplicateID is returned by an ApprovalStore's Save when a record with
+// the same ID is already stored.
+var ErrDuplicateID = errors.New("execgate: approval ID already stored")

@@ -1,0 +1,97 @@
+package execgate
+
+import (
+	"context"
+	"time"
+)
+
+// Invocation is everything an ExecFn needs to start one process. The
+// Executor builds it from the allowlisted spec and the validated Argv;
+// nothing in it comes from the caller except Args and Stdin, and those have
+// passed the spec's schema.
+type Invocation struct {
+	// Name is the logical command name, for logging and test doubles.
+	Name string
+	// Path is the absolute path of the executable.
+	Path string
+	// SHA256 is the pinned lowercase hex digest of the executable's content,
+	// or "" for no pin. An ExecFn that starts real processes must refuse to
+	// start a file that does not match it.
+	SHA256 string
+	// Args are the arguments after the program name (argv[1:]).
+	Args []string
+	// Env is the child's whole environment as "KEY=value" entries, sorted.
+	// It is never nil; an empty Env means an empty environment.
+	Env []string
+	// Dir is the absolute working directory.
+	Dir string
+	// Stdin is the child's whole standard input; nil means empty.
+	Stdin []byte
+	// Timeout bounds the call's wall time. It is always positive.
+	Timeout time.Duration
+	// NoOutputTimeout, if positive, bounds the silence on stdout and
+	// stderr.
+	NoOutputTimeout time.Duration
+	// MaxOutput is how many bytes of each stream to keep. It is always
+	// positive.
+	MaxOutput int
+}
+
+// Outcome is what a process did, as reported by an ExecFn. The Executor
+// turns it into a Result, normalising it so that the rules documented on
+// Termination hold whatever the ExecFn returned.
+type Outcome struct {
+	// ExitCode is the process's exit status when Termination is "" or
+	// TerminationExit. The Executor reports -1 for every other termination.
+	ExitCode int
+	// Stdout and Stderr are the kept output. The Executor cuts them to
+	// MaxOutput and adds what it cut to the dropped counts.
+	Stdout, Stderr []byte
+	// StdoutDropped and StderrDropped count bytes read and not kept.
+	StdoutDropped, StderrDropped int64
+	// Termination says how the process ended; "" means TerminationExit.
+	Termination Termination
+	// Signal is the name of the signal that ended the process ("SIGKILL"),
+	// or "" if it was not ended by a signal.
+	Signal string
+	// PID is the process ID, or 0 if no process was started.
+	PID int
+	// Err, if not nil, means the process could not be started; the
+	// Executor then reports TerminationSpawnError and ignores the other
+	// fields but PID, Stdout and Stderr. Its message is shown in
+	// Result.SpawnError, so it must not contain secrets.
+	Err error
+}
+
+// ExecFn starts one process as described by inv, waits for it within the
+// limits inv sets, and reports what happened. It is the only part of
+// execgate that touches processes, so tests can replace it (see package
+// execgatetest).
+//
+// An ExecFn must honour every field of inv: exact argv, exact environment
+// (never the caller's), Dir, Stdin, the timeouts and MaxOutput; it must
+// return when ctx is done, ending the process; and it must never run a
+// shell. It reports every result, including a failure to start, in the
+// Outcome, and may be called concurrently.
+type ExecFn func(ctx context.Context, inv Invocation) Outcome
+
+// DefaultExecFn is the ExecFn used when Config.ExecFn is nil. On Linux and
+// macOS it starts the executable directly with os/exec in a new process
+// group, with exactly inv.Env and inv.Dir, stdin from inv.Stdin, and stdout
+// and stderr read into buffers of at most inv.MaxOutput bytes each while the
+// rest is drained and counted, so the child never blocks on a full pipe.
+//
+// When inv.Timeout passes, when no output arrives for inv.NoOutputTimeout,
+// or when ctx is done, the whole process group is killed with SIGKILL. When
+// the leader exits on its own, whatever is left of its group is killed too.
+// DefaultExecFn returns at most about a second after that even if a process
+// that left the group still holds the output pipes open; the output it
+// writes after that is lost.
+//
+// If inv.SHA256 is set, the file is opened and hashed first, and on a
+// mismatch no process is started and the Outcome carries an error. On Linux
+// the opened descriptor itself is executed, so the file that was hashed is
+// the file that runs.
+//
+// On other platforms DefaultExecFn starts nothing and reports an error.
+var DefaultExecFn ExecFn = defaultExecFn

@@ -1,0 +1,211 @@
+package execgate
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// DefaultApprovalTTL is how long an approval stays executable when
+// Config.ApprovalTTL is zero.
+const DefaultApprovalTTL = 15 * time.Minute
+
+// Config configures an Executor. Only Allowlist is required.
+type Config struct {
+	// Allowlist is the set of commands the Executor may run. It is
+	// required; replace it later with SetAllowlist.
+	Allowlist *Allowlist
+	// ExecFn starts processes. Nil means DefaultExecFn.
+	ExecFn ExecFn
+	// Store keeps pending approvals between Propose and Execute. Nil means
+	// a new MemoryStore with the default capacity and this Config's Now.
+	Store ApprovalStore
+	// ApprovalTTL is how long a proposed approval stays executable. Zero
+	// means DefaultApprovalTTL; negative is refused.
+	ApprovalTTL time.Duration
+	// Now is the Executor's clock, for Result.At, Result.Duration and
+	// approval expiry. Nil means time.Now.
+	Now func() time.Time
+	// Policy decides who may run what. Nil allows every allowlisted call.
+	Policy Policy
+}
+
+// Executor is the gate: it runs allowlisted commands with validated input,
+// directly or through an approval. An Executor is safe for concurrent use.
+type Executor struct {
+	allow  atomic.Pointer[Allowlist]
+	execFn ExecFn
+	store  ApprovalStore
+	ttl    time.Duration
+	now    func() time.Time
+	policy Policy
+}
+
+// NewExecutor returns an Executor for cfg. It returns a *ConfigError if
+// cfg.Allowlist is nil or cfg.ApprovalTTL is negative.
+func NewExecutor(cfg Config) (*Executor, error) {
+	if cfg.Allowlist == nil {
+		return nil, &ConfigError{Field: "Allowlist", Message: "required"}
+	}
+	if cfg.ApprovalTTL < 0 {
+		return nil, &ConfigError{Field: "ApprovalTTL", Message: "must not be negative"}
+	}
+	x := &Executor{
+		execFn: cfg.ExecFn,
+		store:  cfg.Store,
+		ttl:    cfg.ApprovalTTL,
+		now:    cfg.Now,
+		policy: cfg.Policy,
+	}
+	if x.execFn == nil {
+		x.execFn = DefaultExecFn
+	}
+	if x.now == nil {
+		x.now = time.Now
+	}
+	if x.ttl == 0 {
+		x.ttl = DefaultApprovalTTL
+	}
+	if x.store == nil {
+		x.store = NewMemoryStore(MemoryStoreOptions{Now: x.now})
+	}
+	x.allow.Store(cfg.Allowlist)
+	return x, nil
+}
+
+// SetAllowlist replaces the Executor's allowlist atomically. Calls that have
+// already been validated finish with the spec they were validated against;
+// pending approvals are re-checked against a at Execute. A nil a refuses
+// every name.
+func (x *Executor) SetAllowlist(a *Allowlist) {
+	x.allow.Store(a)
+}
+
+// Proposer returns a Proposer that always uses the Executor's current
+// allowlist.
+func (x *Executor) Proposer() *Proposer {
+	return &Proposer{current: &x.allow}
+}
+
+// Run looks name up, validates input, asks the Policy, and runs the
+// command now.
+//
+// A refusal returns an error and starts nothing: *NotFoundError for a name
+// that is not allowlisted, *ValidationError for refused input,
+// *PolicyError when the Policy denies the call or requires an approval
+// (use Propose), or the Policy's own error. Once a call has passed those
+// checks, Run returns a Result and a nil error whatever the process does,
+// including when it cannot be started (see Termination).
+func (x *Executor) Run(ctx context.Context, name string, input json.RawMessage) (Result, error) {
+	e, argv, err := prepare(x.allow.Load(), name, input)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := x.decide(ctx, e, argv)
+	if err != nil {
+		return Result{}, err
+	}
+	if d.Action != ActionAllow {
+		return Result{}, &PolicyError{Name: name, Action: d.Action, Rule: d.Rule}
+	}
+	return x.spawn(ctx, e, argv, ""), nil
+}
+
+// decide asks the Policy, if any, and normalises its answer: anything
+// other than allow or require_approval is a deny.
+func (x *Executor) decide(ctx context.Context, e *entry, argv Argv) (Decision, error) {
+	if x.policy == nil {
+		return Decision{Action: ActionAllow}, nil
+	}
+	d, err := x.policy.Decide(ctx, Request{
+		Principal: PrincipalFrom(ctx),
+		Name:      e.spec.Name,
+		Spec:      e.publicSpec(),
+		Argv:      Argv{Args: append([]string(nil), argv.Args...), Stdin: append([]byte(nil), argv.Stdin...)},
+	})
+	if err != nil {
+		return Decision{}, err
+	}
+	switch d.Action {
+	case ActionAllow, ActionRequireApproval:
+	default:
+		d.Action = ActionDeny
+	}
+	return d, nil
+}
+
+// spawn hands a validated call to the ExecFn and turns its Outcome into a
+// Result.
+func (x *Executor) spawn(ctx context.Context, e *entry, argv Argv, approvalID string) Result {
+	s := &e.spec
+	inv := Invocation{
+		Name:            s.Name,
+		Path:            s.Command,
+		SHA256:          s.SHA256,
+		Args:            append([]string(nil), argv.Args...),
+		Env:             append(make([]string, 0, len(e.env)), e.env...),
+		Dir:             s.Dir,
+		Stdin:           argv.Stdin,
+		Timeout:         s.Timeout,
+		NoOutputTimeout: s.NoOutputTimeout,
+		MaxOutput:       s.MaxOutput,
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		id = uuid.New()
+	}
+	at := x.now()
+	out := x.execFn(ctx, inv)
+	end := x.now()
+	r := normalize(out, s.MaxOutput)
+	r.ID = id.String()
+	r.ApprovalID = approvalID
+	r.Name = s.Name
+	r.Command = s.Command
+	r.Args = argv.Args
+	r.At = at
+	r.Duration = end.Sub(at)
+	return r
+}
+
+// normalize turns what an ExecFn reported into the fields of a Result,
+// enforcing the rules documented on Termination and bounding the output.
+func normalize(o Outcome, maxOutput int) Result {
+	stdout, sd := bound(o.Stdout, maxOutput)
+	stderr, ed := bound(o.Stderr, maxOutput)
+	r := Result{
+		ExitCode:      o.ExitCode,
+		Termination:   o.Termination,
+		Signal:        o.Signal,
+		PID:           o.PID,
+		Stdout:        string(stdout),
+		Stderr:        string(stderr),
+		StdoutDropped: max(o.StdoutDropped, 0) + sd,
+		StderrDropped: max(o.StderrDropped, 0) + ed,
+	}
+	switch {
+	case o.Err != nil:
+		r.Termination = TerminationSpawnError
+		r.SpawnError = o.Err.Error()
+		if r.SpawnError == "" {
+			r.SpawnError = "the process could not be started"
+		}
+		r.Signal = ""
+	case r.Termination == "":
+		r.Termination = TerminationExit
+	case r.Termination == TerminationSpawnError:
+		r.SpawnError = "the process could not be started"
+	case !r.Termination.known():
+		r.Termination = TerminationSpawnError
+		r.SpawnError = "the ExecFn reported an unknown termination"
+		r.Signal = ""
+	}
+	if r.Termination != TerminationExit {
+		r.ExitCode = -1
+	}
+	r.OK = r.Termination == TerminationExit && r.ExitCode == 0
+	return r
+}

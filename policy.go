@@ -1,0 +1,60 @@
+package execgate
+
+import "context"
+
+// Policy decides whether an allowlisted, validated call may run now, must
+// wait for an approval, or is refused. The allowlist says what can ever run;
+// a Policy says who may run it and when.
+//
+// The Executor asks the Policy on Run (ActionRequireApproval refuses with a
+// *PolicyError telling the caller to Propose), on Propose (ActionDeny
+// refuses), and again on Execute against the policy in force then
+// (ActionDeny refuses and the approval stays consumed). A Policy is asked
+// only after lookup and validation have succeeded. Decide may be called
+// concurrently. An error from Decide refuses the call.
+type Policy interface {
+	Decide(ctx context.Context, req Request) (Decision, error)
+}
+
+// Request is what a Policy decides on.
+type Request struct {
+	// Principal is who is asking, from PrincipalFrom(ctx); "" if unknown.
+	Principal string
+	// Name is the requested command name.
+	Name string
+	// Spec is the allowlisted spec, as Allowlist.Lookup reports it.
+	Spec CommandSpec
+	// Argv is what the call would run with.
+	Argv Argv
+}
+
+// Decision is a Policy's answer.
+type Decision struct {
+	// Action is ActionAllow, ActionDeny or ActionRequireApproval. Any other
+	// value is treated as ActionDeny.
+	Action string
+	// Rule names the rule that decided, for errors and audit records.
+	Rule string
+}
+
+// PolicyFunc adapts a function to the Policy interface.
+type PolicyFunc func(ctx context.Context, req Request) (Decision, error)
+
+// Decide calls f(ctx, req).
+func (f PolicyFunc) Decide(ctx context.Context, req Request) (Decision, error) {
+	return f(ctx, req)
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a copy of ctx that carries the identity of the
+// caller, for the Policy.
+func WithPrincipal(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, principalKey{}, id)
+}
+
+// PrincipalFrom returns the principal stored by WithPrincipal, or "".
+func PrincipalFrom(ctx context.Context) string {
+	id, _ := ctx.Value(principalKey{}).(string)
+	return id
+}

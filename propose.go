@@ -1,0 +1,137 @@
+package execgate
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Proposal is the result of a spawn-free check: what a call would run.
+// It cannot be executed; it exists so that code which must never spawn a
+// process (a planner, a WebAssembly build, a dry run) can use the gate's
+// validation. Digest is the proposal digest: it changes when anything that
+// decides what runs changes.
+type Proposal struct {
+	Name    string   `json:"name"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	Stdin   []byte   `json:"stdin,omitempty"`
+	Digest  string   `json:"digest"`
+}
+
+// Proposer validates calls against an allowlist without any means to run
+// them: it holds no store and no ExecFn. The zero Proposer refuses every
+// name. A Proposer is safe for concurrent use.
+type Proposer struct {
+	static  *Allowlist
+	current *atomic.Pointer[Allowlist]
+}
+
+// NewProposer returns a Proposer for a.
+func NewProposer(a *Allowlist) *Proposer {
+	return &Proposer{static: a}
+}
+
+func (p *Proposer) allowlist() *Allowlist {
+	if p == nil {
+		return nil
+	}
+	if p.current != nil {
+		return p.current.Load()
+	}
+	return p.static
+}
+
+// Check looks name up and validates input exactly as Run and Propose do,
+// and reports what would run. It returns a *NotFoundError for a name that is
+// not allowlisted and a *ValidationError for refused input. It asks no
+// Policy and starts nothing.
+func (p *Proposer) Check(name string, input json.RawMessage) (Proposal, error) {
+	e, argv, err := prepare(p.allowlist(), name, input)
+	if err != nil {
+		return Proposal{}, err
+	}
+	return Proposal{
+		Name:    name,
+		Command: e.spec.Command,
+		Args:    argv.Args,
+		Stdin:   argv.Stdin,
+		Digest:  proposalDigest(e.fingerprint, argv),
+	}, nil
+}
+
+// prepare is the one path from a name and an input to a validated call:
+// lookup first (default deny), then the size cap, then the spec's schema,
+// then the checks every argv must pass whatever schema built it. Run,
+// Propose, Execute and Proposer.Check all go through it.
+func prepare(a *Allowlist, name string, input json.RawMessage) (*entry, Argv, error) {
+	e := a.lookup(name)
+	if e == nil {
+		return nil, Argv{}, &NotFoundError{Name: name}
+	}
+	if len(input) > MaxInputSize {
+		return nil, Argv{}, &ValidationError{Name: name, Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
+	}
+	argv, err := e.spec.Args.Parse(input)
+	if err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			// Schemas need not know the command's name.
+			out := *ve
+			out.Name = name
+			if len(out.Issues) == 0 {
+				out.Issues = []Issue{{Message: "input refused"}}
+			}
+			return nil, Argv{}, &out
+		}
+		// A schema that fails without a ValidationError still refuses;
+		// its message is not shown, it may repeat the input.
+		return nil, Argv{}, &ValidationError{Name: name, Issues: []Issue{{Message: "input refused by the command's schema"}}}
+	}
+	// Whatever the schema, copy the argv so that nothing the schema or the
+	// caller holds can change it later, and refuse NUL, which no argv can
+	// carry.
+	out := Argv{Args: make([]string, len(argv.Args))}
+	for i, a := range argv.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, Argv{}, &ValidationError{Name: name, Issues: []Issue{{Field: "args", Message: "an argument contains a NUL byte"}}}
+		}
+		out.Args[i] = strings.Clone(a)
+	}
+	if len(argv.Stdin) > 0 {
+		out.Stdin = append([]byte(nil), argv.Stdin...)
+	}
+	return e, out, nil
+}
+
+// Approval is the envelope of a proposed call, for a person or another
+// system to approve. It is safe to show and to serialize: it carries the
+// command and argv but never the environment or the raw input.
+//
+// An Approval authorises nothing by itself. Executor.Execute takes the
+// private record stored under ID, checks that this envelope, recomputed,
+// gives the same Digest as the stored one, and re-checks the record
+// against the current allowlist. Changing any field makes Execute refuse.
+type Approval struct {
+	// ID is a UUIDv7 naming the stored record.
+	ID string `json:"id"`
+	// Name is the logical command name.
+	Name string `json:"name"`
+	// Command is the absolute path of the executable.
+	Command string `json:"command"`
+	// Args are the arguments after the program name.
+	Args []string `json:"args"`
+	// Digest is the approval digest, 64 lowercase hex digits.
+	Digest string `json:"digest"`
+	// Reason is the free-form text the proposer gave.
+	Reason string `json:"reason"`
+	// PolicyVersion is the spec's PolicyVersion when it was proposed.
+	PolicyVersion string `json:"policyVersion"`
+	// CreatedAt is when it was proposed, by the Executor's clock.
+	CreatedAt time.Time `json:"createdAt"`
+	// ExpiresAt is when it stops being executable: it is valid while the
+	// Executor's clock is before ExpiresAt.
+	ExpiresAt time.Time `json:"expiresAt"`
+}

@@ -1,0 +1,143 @@
+package execgate
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Record is what an ApprovalStore keeps for one pending approval: the
+// envelope as proposed (with its digest), a private copy of the caller's
+// input, the spec fingerprint and the stdin hash it was proposed with.
+// It holds no environment values. A Record is serializable, so a durable
+// store may keep it as JSON.
+type Record struct {
+	Approval    Approval        `json:"approval"`
+	Input       json.RawMessage `json:"input"`
+	Fingerprint string          `json:"fingerprint"`
+	StdinSHA256 string          `json:"stdinSha256"`
+}
+
+// ApprovalStore keeps pending approvals between Propose and Execute.
+//
+// Implementations must be safe for concurrent use by many goroutines, and,
+// for a store shared by several processes, by all of them together. The
+// contract:
+//
+//   - Save stores rec under rec.Approval.ID. It returns ErrDuplicateID
+//     (matched with errors.Is) if that ID is already stored, and
+//     ErrStoreFull if the store holds its capacity of pending records after
+//     dropping expired ones. It must not evict a pending record to make room.
+//   - Take atomically reads and removes the record with the given ID. Of
+//     any number of concurrent Take and Delete calls for one ID, at most one
+//     succeeds. It returns ErrNoRecord if there is no such record. It may
+//     return ErrNoRecord for a record whose ExpiresAt has passed (and must
+//     then remove it), or return it: the Executor checks expiry again.
+//   - Delete removes the record with the given ID and reports whether a
+//     pending record was removed: false for an unknown ID, a record already
+//     taken or deleted, or one that had expired.
+//   - Stored records are returned exactly as saved, byte for byte in Input.
+//
+// The Executor never trusts a store for anything but single use: expiry,
+// digest and allowlist are checked again after Take.
+type ApprovalStore interface {
+	Save(ctx context.Context, rec Record) error
+	Take(ctx context.Context, id string) (Record, error)
+	Delete(ctx context.Context, id string) (bool, error)
+}
+
+// DefaultStoreCapacity is the capacity of a MemoryStore whose options set
+// none.
+const DefaultStoreCapacity = 1000
+
+// MemoryStoreOptions configures NewMemoryStore.
+type MemoryStoreOptions struct {
+	// Capacity is the most pending records the store holds. Zero or less
+	// means DefaultStoreCapacity.
+	Capacity int
+	// Now is the store's clock, for expiry. Nil means time.Now. An
+	// Executor that creates its own store passes its own clock.
+	Now func() time.Time
+}
+
+// MemoryStore is an in-process ApprovalStore with a fixed capacity. Expired
+// records are dropped when the store is full and a Save needs room, and
+// whenever Take or Delete meets one. One MemoryStore may be shared by
+// several Executors in a process. It is safe for concurrent use.
+type MemoryStore struct {
+	mu       sync.Mutex
+	recs     map[string]Record
+	capacity int
+	now      func() time.Time
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
+	if opts.Capacity <= 0 {
+		opts.Capacity = DefaultStoreCapacity
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &MemoryStore{recs: make(map[string]Record), capacity: opts.Capacity, now: opts.Now}
+}
+
+// Save implements ApprovalStore.
+func (m *MemoryStore) Save(_ context.Context, rec Record) error {
+	rec.Input = append(json.RawMessage(nil), rec.Input...)
+	rec.Approval.Args = append([]string(nil), rec.Approval.Args...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.recs[rec.Approval.ID]; ok {
+		return ErrDuplicateID
+	}
+	if len(m.recs) >= m.capacity {
+		m.pruneLocked()
+		if len(m.recs) >= m.capacity {
+			return ErrStoreFull
+		}
+	}
+	m.recs[rec.Approval.ID] = rec
+	return nil
+}
+
+// Take implements ApprovalStore. A record that has expired but not yet
+// been dropped is removed and returned, so that the Executor can report it
+// as expired rather than unknown.
+func (m *MemoryStore) Take(_ context.Context, id string) (Record, error) {
+	m.mu.Lock()
+	rec, ok := m.recs[id]
+	delete(m.recs, id)
+	m.mu.Unlock()
+	if !ok {
+		return Record{}, ErrNoRecord
+	}
+	return rec, nil
+}
+
+// Delete implements ApprovalStore.
+func (m *MemoryStore) Delete(_ context.Context, id string) (bool, error) {
+	m.mu.Lock()
+	rec, ok := m.recs[id]
+	delete(m.recs, id)
+	m.mu.Unlock()
+	return ok && m.now().Before(rec.Approval.ExpiresAt), nil
+}
+
+// Len reports how many records the store holds, expired ones that have not
+// been dropped yet included.
+func (m *MemoryStore) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.recs)
+}
+
+func (m *MemoryStore) pruneLocked() {
+	now := m.now()
+	for id, rec := range m.recs {
+		if !now.Before(rec.Approval.ExpiresAt) {
+			delete(m.recs, id)
+		}
+	}
+}
