@@ -1,0 +1,96 @@
+package execgatetest
+
+import (
+	"context"
+	"sync"
+
+	"github.com/execgate/execgate"
+)
+
+// Recorder is a fake ExecFn that records every Invocation it is handed and
+// answers with a canned Outcome, chosen by the Invocation's Name. It starts
+// no process. The zero Recorder answers every call with a zero Outcome (an
+// exit with status 0 and no output). A Recorder is safe for concurrent use.
+type Recorder struct {
+	mu       sync.Mutex
+	calls    []execgate.Invocation
+	outcomes map[string]execgate.Outcome
+	fallback execgate.Outcome
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{}
+}
+
+// On sets the Outcome returned for calls to the named command, replacing
+// any earlier one, and returns r so calls can be chained.
+func (r *Recorder) On(name string, o execgate.Outcome) *Recorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.outcomes == nil {
+		r.outcomes = make(map[string]execgate.Outcome)
+	}
+	r.outcomes[name] = o
+	return r
+}
+
+// Otherwise sets the Outcome returned for names without their own, and
+// returns r.
+func (r *Recorder) Otherwise(o execgate.Outcome) *Recorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fallback = o
+	return r
+}
+
+// Exec is the ExecFn: it records inv and returns the canned Outcome.
+// Use it as execgate.Config{ExecFn: r.Exec}.
+func (r *Recorder) Exec(_ context.Context, inv execgate.Invocation) execgate.Outcome {
+	inv = cloneInvocation(inv)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, inv)
+	o, ok := r.outcomes[inv.Name]
+	if !ok {
+		o = r.fallback
+	}
+	o.Stdout = append([]byte(nil), o.Stdout...)
+	o.Stderr = append([]byte(nil), o.Stderr...)
+	return o
+}
+
+// Calls returns a copy of every Invocation recorded so far, in the order
+// they arrived.
+func (r *Recorder) Calls() []execgate.Invocation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]execgate.Invocation, len(r.calls))
+	for i, c := range r.calls {
+		out[i] = cloneInvocation(c)
+	}
+	return out
+}
+
+// Count returns how many Invocations were recorded.
+func (r *Recorder) Count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+// Reset forgets the recorded Invocations; canned Outcomes are kept.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = nil
+}
+
+func cloneInvocation(inv execgate.Invocation) execgate.Invocation {
+	inv.Args = append([]string(nil), inv.Args...)
+	inv.Env = append([]string(nil), inv.Env...)
+	if inv.Stdin != nil {
+		inv.Stdin = append([]byte(nil), inv.Stdin...)
+	}
+	return inv
+}
