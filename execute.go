@@ -3,10 +3,10 @@ package execgate
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // DefaultApprovalTTL is how long an approval stays executable when
@@ -153,15 +153,11 @@ func (x *Executor) spawn(ctx context.Context, e *entry, argv Argv, approvalID st
 		NoOutputTimeout: s.NoOutputTimeout,
 		MaxOutput:       s.MaxOutput,
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		id = uuid.New()
-	}
 	at := x.now()
 	out := x.execFn(ctx, inv)
 	end := x.now()
 	r := normalize(out, s.MaxOutput)
-	r.ID = id.String()
+	r.ID = newID()
 	r.ApprovalID = approvalID
 	r.Name = s.Name
 	r.Command = s.Command
@@ -208,4 +204,90 @@ func normalize(o Outcome, maxOutput int) Result {
 	}
 	r.OK = r.Termination == TerminationExit && r.ExitCode == 0
 	return r
+}
+
+// Execute runs the call an Approval stands for, at most once.
+//
+// Execute trusts nothing in ap but its ID and Digest. In order, it: refuses
+// a malformed envelope (not a UUID, not a 64-hex digest, over the size
+// limits) with a *ValidationError, before the store is touched; takes the
+// stored record, atomically, so that no other Execute or Reject can have
+// it; refuses an expired record (the Executor's clock at or past
+// ExpiresAt); recomputes the digest from the envelope it was handed and
+// compares it, and the digest it carries, with the stored one, in constant
+// time; looks the name up again in the current allowlist and compares the
+// spec's fingerprint with the stored one; validates the stored input again
+// with the current schema and compares the argv and stdin it builds with
+// the stored ones; asks the current Policy; and then runs the call with the
+// current spec's environment and directory.
+//
+// Refusals are *ApprovalError (ReasonUnknown, ReasonExpired,
+// ReasonDigestMismatch, ReasonPolicyChanged), *ValidationError when the
+// current schema refuses the stored input, *PolicyError when the Policy
+// now denies the call, or the store's error. Once the record has been
+// taken, every refusal leaves it consumed. A call that runs returns a
+// Result and a nil error, as with Run.
+func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
+	if err := checkEnvelope(&ap); err != nil {
+		return Result{}, err
+	}
+	rec, err := x.store.Take(ctx, ap.ID)
+	if errors.Is(err, ErrNoRecord) {
+		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonUnknown}
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	stored := &rec.Approval
+	if stored.ID != ap.ID {
+		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonUnknown}
+	}
+	// A durable store may hand back a record past its expiry.
+	if !x.now().Before(stored.ExpiresAt) {
+		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonExpired}
+	}
+	// The envelope must be the one proposed, field for field: both the
+	// digest it carries and the digest of its fields must be the stored
+	// one, and so must the digest of the stored fields.
+	sent := digestEqual(ap.Digest, stored.Digest)
+	fromEnvelope := digestEqual(approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256), stored.Digest)
+	fromRecord := digestEqual(approvalDigest(stored, rec.Fingerprint, rec.StdinSHA256), stored.Digest)
+	if !sent || !fromEnvelope || !fromRecord {
+		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonDigestMismatch}
+	}
+	// Everything that runs comes from the current allowlist and the stored
+	// input, never from the envelope.
+	cur := x.allow.Load()
+	e := cur.lookup(stored.Name)
+	if e == nil || !digestEqual(e.fingerprint, rec.Fingerprint) {
+		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
+	}
+	e, argv, err := prepare(cur, stored.Name, rec.Input)
+	if err != nil {
+		return Result{}, err
+	}
+	if !slices.Equal(argv.Args, stored.Args) || !digestEqual(stdinSHA256(argv.Stdin), rec.StdinSHA256) {
+		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
+	}
+	d, err := x.decide(ctx, e, argv)
+	if err != nil {
+		return Result{}, err
+	}
+	if d.Action == ActionDeny {
+		return Result{}, &PolicyError{Name: stored.Name, Action: d.Action, Rule: d.Rule}
+	}
+	return x.spawn(ctx, e, argv, ap.ID), nil
+}
+
+// Reject withdraws a pending approval so that it can never execute. It
+// reports whether a pending record was removed: false for an unknown ID,
+// one already executed or rejected, or one that had expired. Reject and
+// Execute race for the same record and exactly one of them wins. A
+// malformed id is refused with a *ValidationError before the store is
+// touched.
+func (x *Executor) Reject(ctx context.Context, id string) (bool, error) {
+	if is := checkID(id); is != nil {
+		return false, &ValidationError{Name: approvalSubject, Issues: []Issue{*is}}
+	}
+	return x.store.Delete(ctx, id)
 }

@@ -1,11 +1,14 @@
 package execgate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Proposal is the result of a spawn-free check: what a call would run.
@@ -134,4 +137,64 @@ type Approval struct {
 	// ExpiresAt is when it stops being executable: it is valid while the
 	// Executor's clock is before ExpiresAt.
 	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Propose looks name up, validates input and asks the Policy exactly as Run
+// does, but instead of running the call it stores a private Record and
+// returns an Approval for a person or another system to approve. Execute
+// runs it, once. reason is free text shown to the approver, at most
+// MaxReasonBytes of UTF-8.
+//
+// The Record keeps a private copy of input: changing the caller's buffer
+// afterwards changes nothing. A refusal returns *NotFoundError,
+// *ValidationError (also for a call whose argv exceeds MaxApprovalArgs or
+// MaxApprovalArgBytes, or a bad reason), *PolicyError when the Policy
+// denies, or the store's error, such as ErrStoreFull.
+func (x *Executor) Propose(ctx context.Context, name string, input json.RawMessage, reason string) (Approval, error) {
+	e, argv, err := prepare(x.allow.Load(), name, input)
+	if err != nil {
+		return Approval{}, err
+	}
+	if issues := checkArgsAndReason(argv.Args, reason); len(issues) > 0 {
+		return Approval{}, &ValidationError{Name: name, Issues: issues}
+	}
+	d, err := x.decide(ctx, e, argv)
+	if err != nil {
+		return Approval{}, err
+	}
+	if d.Action == ActionDeny {
+		return Approval{}, &PolicyError{Name: name, Action: d.Action, Rule: d.Rule}
+	}
+	now := x.now().UTC().Round(0)
+	ap := Approval{
+		ID:            newID(),
+		Name:          e.spec.Name,
+		Command:       e.spec.Command,
+		Args:          argv.Args,
+		Reason:        reason,
+		PolicyVersion: e.spec.PolicyVersion,
+		CreatedAt:     now,
+		ExpiresAt:     now.Add(x.ttl),
+	}
+	rec := Record{
+		Input:       append(json.RawMessage(nil), input...),
+		Fingerprint: e.fingerprint,
+		StdinSHA256: stdinSHA256(argv.Stdin),
+	}
+	ap.Digest = approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256)
+	rec.Approval = ap
+	rec.Approval.Args = append([]string(nil), ap.Args...)
+	if err := x.store.Save(ctx, rec); err != nil {
+		return Approval{}, err
+	}
+	return ap, nil
+}
+
+// newID returns a new UUIDv7, or a random UUID if the clock cannot give one.
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
 }
