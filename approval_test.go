@@ -571,3 +571,48 @@ func TestMemoryStore_SharedByExecutors(t *testing.T) {
 	assert.Zero(t, rec1.Count())
 	assert.Equal(t, 1, rec2.Count())
 }
+
+func TestInvariant9_TamperedEnvelopeJSONIsRefused(t *testing.T) {
+	x, rec := newGate(t, execgate.Config{}, echoSpec())
+	ap := propose(t, x, `{"args":["safe"]}`)
+	b, err := json.Marshal(ap)
+	require.NoError(t, err)
+	orig := string(b)
+	inner := orig[1 : len(orig)-1]
+
+	for _, tc := range []struct {
+		name, json, field string
+	}{
+		{"extra env field", `{` + inner + `,"env":{"LD_PRELOAD":"/tmp/x.so"}}`, "env"},
+		{"extra stdin field", `{` + inner + `,"stdin":"rm -rf /"}`, "stdin"},
+		{"duplicate args", `{` + inner + `,"args":["evil"]}`, "args"},
+		{"case-folded key", strings.Replace(orig, `"args"`, `"Args"`, 1), "args"},
+		{"trailing data", orig + `{}`, ""},
+		{"wrong type", strings.Replace(orig, `"reason":"deploy fix"`, `"reason":7`, 1), "reason"},
+		{"NUL in reason", strings.Replace(orig, `"reason":"deploy fix"`, `"reason":"a\u0000b"`, 1), "reason"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got execgate.Approval
+			err := json.Unmarshal([]byte(tc.json), &got)
+			if tc.name == "trailing data" {
+				// encoding/json itself refuses trailing data before the
+				// method runs; decoding through a stream would not.
+				require.Error(t, err)
+			} else {
+				var ve *execgate.ValidationError
+				require.ErrorAs(t, err, &ve, "%s", tc.json)
+				assert.Equal(t, "approval", ve.Name)
+				if tc.field != "" {
+					assert.Contains(t, ve.Error(), tc.field)
+				}
+			}
+			assert.NotContains(t, err.Error(), "/tmp/x.so")
+			assert.NotContains(t, err.Error(), "rm -rf")
+		})
+	}
+	assert.Zero(t, rec.Count())
+	var good execgate.Approval
+	require.NoError(t, json.Unmarshal(b, &good))
+	_, err = x.Execute(context.Background(), good)
+	require.NoError(t, err, "refused decodes never reached the store")
+}

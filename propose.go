@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/execgate/execgate/internal/strictjson"
 )
 
 // Proposal is the result of a spawn-free check: what a call would run.
@@ -197,4 +199,35 @@ func newID() string {
 		return uuid.NewString()
 	}
 	return id.String()
+}
+
+// maxApprovalJSON bounds the size of an encoded Approval that
+// UnmarshalJSON reads: room for the largest argv the envelope limits allow,
+// escaped, and the other fields.
+const maxApprovalJSON = 2*MaxApprovalArgs*MaxApprovalArgBytes + 64<<10
+
+// UnmarshalJSON decodes an Approval strictly, so that an envelope that was
+// changed on its way back from the approver is refused rather than quietly
+// reshaped: unknown fields (an added "env", say), duplicate keys, keys that
+// match a field only case-insensitively, values of the wrong type, NUL
+// bytes, invalid UTF-8 and trailing data are refused with a
+// *ValidationError naming the field. A decoded Approval still authorises
+// nothing until Execute has checked it against its stored record.
+func (ap *Approval) UnmarshalJSON(data []byte) error {
+	type plain Approval // the same fields, without this method
+	var p plain
+	err := strictjson.Options{MaxSize: maxApprovalJSON}.Decode(data, &p)
+	var se *strictjson.Error
+	if errors.As(err, &se) {
+		ve := &ValidationError{Name: approvalSubject}
+		for _, pr := range se.Problems {
+			ve.Issues = append(ve.Issues, Issue{Field: pr.Path, Message: pr.Message})
+		}
+		return ve
+	}
+	if err != nil {
+		return err
+	}
+	*ap = Approval(p)
+	return nil
 }
