@@ -38,7 +38,10 @@ type Issue struct {
 	// "paths[2]"), the offending token for flag schemas, or "" when the
 	// input as a whole was refused.
 	Field string `json:"field"`
-	// Message says what the field must be. It never repeats the value.
+	// Message says what the field must be. It never repeats stdin, an
+	// environment value or a field's value from a Struct schema; a Flags
+	// schema quotes the offending argv token (shortened), which would be
+	// visible in the argv anyway.
 	Message string `json:"message"`
 }
 

@@ -1,0 +1,1302 @@
+package execgate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/execgate/execgate/internal/strictjson"
+)
+
+// DefaultMaxStdin is the stdin cap, in bytes, of a StdinSpec whose Max is
+// zero. Stdin arrives inside the JSON input, so MaxInputSize bounds it too.
+const DefaultMaxStdin = 1 << 20
+
+// ValueKind says whether a declared flag takes a value and which values it
+// accepts.
+type ValueKind int
+
+// The value kinds of a Flag.
+const (
+	// ValueNone is a boolean flag: it takes no value. It is the zero
+	// ValueKind.
+	ValueNone ValueKind = iota
+	// ValueString takes any non-empty text that does not start with '-'
+	// or '@' and holds no shell metacharacter.
+	ValueString
+	// ValueInt takes a decimal integer within the flag's Min and Max.
+	ValueInt
+	// ValueEnum takes exactly one of the flag's Enum values.
+	ValueEnum
+	// ValuePattern takes text that the flag's Pattern matches as a whole.
+	ValuePattern
+)
+
+var valueKindNames = [...]string{
+	ValueNone:    "none",
+	ValueString:  "string",
+	ValueInt:     "int",
+	ValueEnum:    "enum",
+	ValuePattern: "pattern",
+}
+
+// String returns the kind's name as configuration files spell it: "none",
+// "string", "int", "enum" or "pattern".
+func (k ValueKind) String() string {
+	if k >= 0 && int(k) < len(valueKindNames) {
+		return valueKindNames[k]
+	}
+	return "ValueKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ParseValueKind returns the ValueKind named s, which must be one of the
+// names String returns.
+func ParseValueKind(s string) (ValueKind, error) {
+	for k, n := range valueKindNames {
+		if s == n {
+			return ValueKind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown value kind %q (want none, string, int, enum or pattern)", s)
+}
+
+// FlagSpec declares the command-line grammar a Flags schema accepts: fixed
+// leading arguments, the flags a caller may give, the positional arguments
+// that may follow them, and whether the command reads stdin.
+type FlagSpec struct {
+	// Leading are fixed arguments emitted first, before anything the
+	// caller sends, such as a subcommand ("log") or a global option
+	// ("--no-pager"). Callers can never place anything before or between
+	// them. Nil means none. They must not contain NUL or control
+	// characters.
+	Leading []string
+
+	// Flags are the flags a caller may give, in the order they are
+	// emitted when given in the input's "flags" object. Nil means the
+	// command takes no flags.
+	Flags []Flag
+
+	// Positionals says how many positional arguments are accepted and
+	// what they must look like. The zero value accepts none.
+	Positionals Positionals
+
+	// Stdin, if not nil, lets the caller send standard input as the
+	// input's "stdin" string. Nil refuses any stdin.
+	Stdin *StdinSpec
+
+	// EndOfOptions, if true, emits "--" after the flags and before the
+	// positional arguments, so that the command cannot read a positional
+	// as an option. It is then emitted whether or not positionals were
+	// given. False emits no "--".
+	EndOfOptions bool
+}
+
+// Flag declares one flag a caller may give.
+//
+// A flag is emitted in one canonical spelling: "-" + Name when SingleDash
+// is set or Name is one character, "--" + Name otherwise. A value is
+// always emitted as its own argument after the flag, never glued to it.
+// Tools whose options are all single letters (ssh) declare each with a
+// one-character Name.
+type Flag struct {
+	// Name is the flag's name without dashes: the key of the input's
+	// "flags" object and the long spelling ("max-count" is --max-count).
+	// It is required and must match [A-Za-z0-9][A-Za-z0-9_-]*, at most 64
+	// bytes. A one-character Name is spelled with one dash, like a Short.
+	Name string
+
+	// Short is an optional one-character alias, an ASCII letter or digit,
+	// spelled with one dash ("n" is -n). It is accepted in "args" and
+	// never emitted. Empty means no alias.
+	Short string
+
+	// SingleDash, if true, spells the long name with one dash, as find
+	// (-name) and go (-run) do; then only that spelling is accepted and
+	// "--" + Name is refused. False spells it with two dashes.
+	SingleDash bool
+
+	// Value is what the flag takes. The zero value, ValueNone, makes it a
+	// boolean flag.
+	Value ValueKind
+
+	// Min and Max bound the value of a ValueInt flag, inclusively. Nil
+	// means unbounded on that side. They must be nil for other kinds.
+	Min, Max *int64
+
+	// Enum lists the values a ValueEnum flag accepts, compared exactly.
+	// It is required for ValueEnum and must be empty for other kinds.
+	Enum []string
+
+	// Pattern is the RE2 regular expression a ValuePattern flag's value
+	// must match as a whole: the gate matches it as ^(?:Pattern)$, so a
+	// value that merely contains a match is refused. Write the anchors
+	// anyway, so readers of the configuration see the full-match intent.
+	// A value the pattern matches may hold shell metacharacters and may
+	// start with '-' or '@'; control characters are refused whatever the
+	// pattern says. JSONSchema shows the pattern as written when it is
+	// anchored at both ends and wrapped in ^(?:...)$ otherwise, so keep to
+	// syntax that RE2 and ECMA-262 share. It is required for ValuePattern
+	// and must be empty for other kinds.
+	Pattern string
+
+	// Repeat is how many times the flag may occur in one call, counted
+	// over both "flags" and "args". Zero means once. When Repeat is more
+	// than one, a value flag's entry in "flags" is an array of values; a
+	// boolean flag's entry stays a boolean and adds one occurrence.
+	// Negative is refused.
+	Repeat int
+
+	// Glued, if true, also accepts a value glued to the flag's
+	// one-character spelling in "args" (-n5). It needs a value kind and a
+	// one-character spelling (Short, or a one-character Name). False
+	// refuses glued values, so that -oProxyCommand=x can never pass. The
+	// long spelling always accepts "=value" (--max-count=5, -run=X)
+	// whatever Glued says.
+	Glued bool
+}
+
+// Positionals declares the positional arguments a Flags schema accepts.
+// They are emitted after all flags, in the caller's order.
+type Positionals struct {
+	// Max is how many positional arguments are accepted. Zero accepts
+	// none; negative is refused.
+	Max int
+
+	// Pattern, if not empty, is an RE2 regular expression every
+	// positional argument must match as a whole (see Flag.Pattern); it
+	// may then hold what the pattern allows, shell metacharacters
+	// included. Empty accepts any non-empty argument without shell
+	// metacharacters. Either way a positional may not start with '@',
+	// nor with '-' unless EndOfOptions is set.
+	Pattern string
+}
+
+// StdinSpec declares that a command reads standard input from the
+// input's "stdin" string.
+type StdinSpec struct {
+	// Max is the largest stdin accepted, in bytes of UTF-8. Zero means
+	// DefaultMaxStdin; negative is refused.
+	Max int
+}
+
+// argShellMeta are the bytes refused in string values and in positionals
+// without a pattern. No shell ever sees them; refusing them is defence in
+// depth against a command that hands its arguments to one.
+const argShellMeta = ";&|$`<>(){}\n"
+
+// maxFlagIssues bounds how many issues one refusal lists.
+const maxFlagIssues = 32
+
+// maxArgInMessage bounds how much of a caller's token a message repeats.
+const maxArgInMessage = 64
+
+// Flags returns a schema that accepts a declared command-line grammar.
+//
+// The input is a JSON object with three optional members; absent, null or
+// {} input gives no arguments beyond spec.Leading:
+//
+//	{"flags": {"max-count": 5, "oneline": true}, "args": ["--author", "ann", "main"], "stdin": "..."}
+//
+// "flags" maps declared names to values: true emits a boolean flag, false
+// leaves it out; a value flag takes a string (a JSON integer for
+// ValueInt), or an array of them when its Repeat is more than one. "args"
+// holds command-line tokens: declared flags in any accepted spelling
+// (--max-count 5, --max-count=5, -n 5, and -n5 only when Glued) and
+// positional arguments. In "args", every token longer than one byte that
+// starts with '-' is read as a flag, so positionals cannot start with '-';
+// a value flag takes the next token as its value unless that token starts
+// with '-' (a negative number for a ValueInt flag excepted), in which case
+// use the "=value" spelling. "stdin" is the child's standard input.
+//
+// The argv is built deterministically: spec.Leading; then the flags in
+// "flags", in declaration order; then the flags in "args", in the caller's
+// order; then "--" if spec.EndOfOptions; then the positionals, in the
+// caller's order. Every flag is emitted in its canonical spelling (see
+// Flag) with its value as the next argument, so the argv holds nothing
+// that was not declared and no value can be read as a flag.
+//
+// Parse refuses with a *ValidationError. The input is first decoded as
+// strictly as every other input of the gate: unknown, duplicate or
+// case-mismatched keys, wrong JSON types, trailing data, invalid UTF-8,
+// unpaired surrogate escapes and NUL are reported on their own, each
+// naming the member without repeating its value; a null member counts as
+// absent. Every later Issue names the offending member ("args[3]",
+// "flags.max-count") and quotes the token, shortened to 64 bytes:
+// undeclared flags; abbreviations of declared long flags; bundled short
+// flags (-abc); glued values unless declared; "=value" on a boolean flag;
+// a value flag without a value; values that fail their kind; a flag given
+// more often than its Repeat; positionals starting with '@', or with '-'
+// unless EndOfOptions is set, more than Positionals.Max, or failing
+// Positionals.Pattern; "--" from the caller; control characters (C0, DEL,
+// C1), the bidirectional formatting characters U+061C, U+200E, U+200F,
+// U+202A–U+202E and U+2066–U+2069, and the line and paragraph separators
+// U+2028 and U+2029, anywhere in a token, value or key; shell
+// metacharacters (; & | $ ` < > ( ) { } and newline) in string values and
+// in positionals unless a Pattern matched them; stdin when spec.Stdin is
+// nil or over its cap; more than MaxApprovalArgs tokens in "args", a token
+// over MaxApprovalArgBytes, and an argv longer than MaxApprovalArgs.
+// Issues come in a stable order: "flags" (undeclared keys sorted, then
+// declaration order), "args", "stdin"; at most 32 are listed. Stdin, which
+// may hold any other character, is never repeated in a message.
+//
+// Mistakes in spec (a malformed or duplicate name or spelling, a pattern
+// that does not compile, bounds on the wrong kind, see the field docs) make
+// NewAllowlist refuse the spec with a *ConfigError. Flags copies spec;
+// changing it afterwards changes nothing.
+func Flags(spec FlagSpec) ArgsSchema {
+	s := &flagsSchema{}
+	s.err = s.compile(copyFlagSpec(spec))
+	if s.err != nil {
+		s.schema = flagsRefuseAllSchema
+		return s
+	}
+	s.schema = s.buildJSONSchema()
+	return s
+}
+
+// flagsSchema is the compiled form of a FlagSpec. It is immutable after
+// Flags returns.
+type flagsSchema struct {
+	spec     FlagSpec
+	rules    []*flagRule
+	byName   map[string]*flagRule // the "flags" key
+	long     map[string]*flagRule // spelled "--" + key
+	single   map[string]*flagRule // spelled "-" + key: Shorts, one-character and SingleDash names
+	posRe    *regexp.Regexp       // full-match form of Positionals.Pattern, or nil
+	stdinMax int                  // 0: stdin refused
+	err      error                // construction mistake, reported by check
+	schema   json.RawMessage
+}
+
+// flagRule is a checked Flag with what matching needs.
+type flagRule struct {
+	Flag
+	canon string         // the one emitted spelling
+	max   int            // occurrences allowed, at least 1
+	re    *regexp.Regexp // full-match form of Pattern, or nil
+}
+
+// flagsRefuseAllSchema is the JSON Schema of a misconfigured Flags schema,
+// which accepts nothing.
+var flagsRefuseAllSchema = json.RawMessage(`{"type":"object","not":{}}`)
+
+// errFlagsMisconfigured is the error of every Parse of a misconfigured
+// schema, which NewAllowlist would have refused.
+func errFlagsMisconfigured() error {
+	return &ValidationError{Issues: []Issue{{Message: "the command's flag schema is misconfigured"}}}
+}
+
+func (s *flagsSchema) check() error { return s.err }
+
+// JSONSchema implements ArgsSchema. The bytes are computed once, by Flags.
+func (s *flagsSchema) JSONSchema() json.RawMessage { return s.schema }
+
+func copyFlagSpec(spec FlagSpec) FlagSpec {
+	out := spec
+	out.Leading = append([]string(nil), spec.Leading...)
+	out.Flags = make([]Flag, len(spec.Flags))
+	for i, f := range spec.Flags {
+		f.Enum = append([]string(nil), f.Enum...)
+		if f.Min != nil {
+			v := *f.Min
+			f.Min = &v
+		}
+		if f.Max != nil {
+			v := *f.Max
+			f.Max = &v
+		}
+		out.Flags[i] = f
+	}
+	if spec.Stdin != nil {
+		st := *spec.Stdin
+		out.Stdin = &st
+	}
+	return out
+}
+
+// compile checks spec and fills in s. It returns the first mistake.
+func (s *flagsSchema) compile(spec FlagSpec) error {
+	s.spec = spec
+	if len(spec.Leading) >= MaxApprovalArgs {
+		return fmt.Errorf("Leading holds %d arguments; at most %d fit in a call", len(spec.Leading), MaxApprovalArgs-1)
+	}
+	for i, a := range spec.Leading {
+		if msg := checkArgText(a); msg != "" {
+			return fmt.Errorf("Leading[%d] %s", i, msg)
+		}
+	}
+	s.byName = make(map[string]*flagRule, len(spec.Flags))
+	s.long = make(map[string]*flagRule)
+	s.single = make(map[string]*flagRule)
+	for i := range spec.Flags {
+		r, err := compileFlag(spec.Flags[i])
+		if err != nil {
+			if spec.Flags[i].Name != "" && validFlagName(spec.Flags[i].Name) {
+				return fmt.Errorf("flag %q: %v", spec.Flags[i].Name, err)
+			}
+			return fmt.Errorf("Flags[%d]: %v", i, err)
+		}
+		if _, dup := s.byName[r.Name]; dup {
+			return fmt.Errorf("flag %q is declared twice", r.Name)
+		}
+		s.byName[r.Name] = r
+		if r.Short != "" && r.Short == r.Name {
+			return fmt.Errorf("flag %q: Short repeats the one-character Name", r.Name)
+		}
+		for _, key := range []string{r.Name, r.Short} {
+			if key == "" {
+				continue
+			}
+			m, spelled := s.long, "--"+key
+			if key == r.Short || r.SingleDash || len(key) == 1 {
+				m, spelled = s.single, "-"+key
+			}
+			if other, dup := m[key]; dup {
+				return fmt.Errorf("flag %q: spelling %s is already used by flag %q", r.Name, spelled, other.Name)
+			}
+			m[key] = r
+		}
+		s.rules = append(s.rules, r)
+	}
+	p := spec.Positionals
+	if p.Max < 0 {
+		return errors.New("Positionals.Max must not be negative")
+	}
+	if p.Pattern != "" {
+		if p.Max == 0 {
+			return errors.New("Positionals.Pattern is set but Positionals.Max is 0, so no positional is accepted")
+		}
+		re, err := compileFlagPattern(p.Pattern)
+		if err != nil {
+			return fmt.Errorf("Positionals.Pattern: %v", err)
+		}
+		s.posRe = re
+	}
+	if spec.Stdin != nil {
+		switch {
+		case spec.Stdin.Max < 0:
+			return errors.New("Stdin.Max must not be negative")
+		case spec.Stdin.Max == 0:
+			s.stdinMax = DefaultMaxStdin
+		default:
+			s.stdinMax = spec.Stdin.Max
+		}
+	}
+	return nil
+}
+
+func compileFlag(f Flag) (*flagRule, error) {
+	switch {
+	case f.Name == "":
+		return nil, errors.New("Name is required")
+	case len(f.Name) > 64:
+		return nil, errors.New("Name is longer than 64 bytes")
+	case !validFlagName(f.Name):
+		return nil, fmt.Errorf("Name %q must match [A-Za-z0-9][A-Za-z0-9_-]*", f.Name)
+	case f.Short != "" && (len(f.Short) != 1 || !isFlagAlnum(f.Short[0])):
+		return nil, fmt.Errorf("Short %q must be one ASCII letter or digit", f.Short)
+	case f.Value < ValueNone || f.Value > ValuePattern:
+		return nil, fmt.Errorf("unknown Value kind %d", int(f.Value))
+	case f.Repeat < 0:
+		return nil, errors.New("Repeat must not be negative")
+	case (f.Min != nil || f.Max != nil) && f.Value != ValueInt:
+		return nil, fmt.Errorf("Min and Max apply only to int values, not %s", f.Value)
+	case f.Min != nil && f.Max != nil && *f.Min > *f.Max:
+		return nil, fmt.Errorf("Min %d is greater than Max %d", *f.Min, *f.Max)
+	case len(f.Enum) > 0 && f.Value != ValueEnum:
+		return nil, fmt.Errorf("Enum applies only to enum values, not %s", f.Value)
+	case len(f.Enum) == 0 && f.Value == ValueEnum:
+		return nil, errors.New("Enum is required for an enum value")
+	case f.Pattern != "" && f.Value != ValuePattern:
+		return nil, fmt.Errorf("Pattern applies only to pattern values, not %s", f.Value)
+	case f.Pattern == "" && f.Value == ValuePattern:
+		return nil, errors.New("Pattern is required for a pattern value")
+	case f.Glued && f.Value == ValueNone:
+		return nil, errors.New("Glued needs a flag that takes a value")
+	}
+	r := &flagRule{Flag: f, max: max(f.Repeat, 1)}
+	switch {
+	case f.SingleDash || len(f.Name) == 1:
+		r.canon = "-" + f.Name
+	default:
+		r.canon = "--" + f.Name
+	}
+	if f.Glued && f.Short == "" && len(f.Name) != 1 {
+		return nil, errors.New("Glued needs a one-character spelling (Short, or a one-character Name)")
+	}
+	seen := make(map[string]bool, len(f.Enum))
+	for _, v := range f.Enum {
+		if msg := checkArgText(v); msg != "" {
+			return nil, fmt.Errorf("Enum value %s", msg)
+		}
+		if seen[v] {
+			return nil, fmt.Errorf("Enum value %s is listed twice", quoteArg(v))
+		}
+		seen[v] = true
+	}
+	if f.Pattern != "" {
+		re, err := compileFlagPattern(f.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("Pattern: %v", err)
+		}
+		r.re = re
+	}
+	return r, nil
+}
+
+// compileFlagPattern compiles pattern so that it matches only whole strings.
+func compileFlagPattern(pattern string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(pattern); err != nil {
+		return nil, err
+	}
+	return regexp.Compile(`^(?:` + pattern + `)$`)
+}
+
+func validFlagName(name string) bool {
+	if name == "" || !isFlagAlnum(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !isFlagAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isFlagAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// checkArgText returns why s may not appear in an argv, or "". The message
+// starts with s quoted.
+func checkArgText(s string) string {
+	if len(s) > MaxApprovalArgBytes {
+		return fmt.Sprintf("%s: longer than %d bytes", quoteArg(s), MaxApprovalArgBytes)
+	}
+	if !utf8.ValidString(s) {
+		return quoteArg(s) + ": not valid UTF-8"
+	}
+	for _, r := range s {
+		switch {
+		case r == 0:
+			return quoteArg(s) + ": contains NUL"
+		case r < 0x20 || 0x7f <= r && r <= 0x9f:
+			return fmt.Sprintf("%s: contains the control character U+%04X", quoteArg(s), r)
+		case r == 0x061c || r == 0x200e || r == 0x200f || 0x2028 <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069:
+			return fmt.Sprintf("%s: contains the formatting character U+%04X", quoteArg(s), r)
+		}
+	}
+	return ""
+}
+
+// quoteArg quotes a caller's token for a message, shortened to
+// maxArgInMessage bytes at a character boundary.
+func quoteArg(s string) string {
+	if len(s) <= maxArgInMessage {
+		return strconv.Quote(s)
+	}
+	cut := maxArgInMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
+}
+
+// shellMetaIn returns the first shell metacharacter in s, or -1.
+func shellMetaIn(s string) int {
+	if i := strings.IndexAny(s, argShellMeta); i >= 0 {
+		return int(s[i])
+	}
+	return -1
+}
+
+// Parse implements ArgsSchema.
+func (s *flagsSchema) Parse(input json.RawMessage) (Argv, error) {
+	if s.err != nil {
+		return Argv{}, errFlagsMisconfigured()
+	}
+	p := &flagsParse{s: s, counts: make(map[*flagRule]int)}
+	in, ok := p.decode(input)
+	if ok {
+		p.out = append(p.out, s.spec.Leading...)
+		p.flagsObject(in.Flags)
+		p.args(in.Args)
+		p.stdin(in.Stdin)
+		if p.issues == nil {
+			n := len(p.out) + len(p.pos)
+			if s.spec.EndOfOptions {
+				n++
+			}
+			if n > MaxApprovalArgs {
+				p.add("", fmt.Sprintf("the call would have %d arguments, more than %d", n, MaxApprovalArgs))
+			}
+		}
+	}
+	if p.issues != nil {
+		if p.dropped > 0 {
+			p.issues = append(p.issues, Issue{Message: fmt.Sprintf("and %d more issues", p.dropped)})
+		}
+		return Argv{}, &ValidationError{Issues: p.issues}
+	}
+	if s.spec.EndOfOptions {
+		p.out = append(p.out, "--")
+	}
+	return Argv{Args: append(p.out, p.pos...), Stdin: p.stdinBytes}, nil
+}
+
+// flagsParse is the state of one Parse.
+type flagsParse struct {
+	s          *flagsSchema
+	out        []string // Leading and flags
+	pos        []string // positionals
+	stdinBytes []byte
+	counts     map[*flagRule]int
+	issues     []Issue
+	dropped    int
+}
+
+func (p *flagsParse) add(field, msg string) {
+	if len(p.issues) >= maxFlagIssues {
+		p.dropped++
+		return
+	}
+	p.issues = append(p.issues, Issue{Field: field, Message: msg})
+}
+
+// flagsWire is the input's shape for strictjson. The values of "flags"
+// depend on each flag's kind, so they stay JSON text, which strictjson has
+// already checked (syntax, duplicate keys, NUL, UTF-8, surrogates), and
+// are read by readFlagValue. A null member counts as absent.
+type flagsWire struct {
+	Args  []string                   `json:"args"`
+	Flags map[string]json.RawMessage `json:"flags"`
+	Stdin *string                    `json:"stdin"`
+}
+
+// flagsMaxDepth is the deepest nesting accepted: the input object,
+// "flags", an array of values, and one more level so that a stray array
+// is reported as a wrong type rather than as too deep.
+const flagsMaxDepth = 4
+
+// decode reads the input strictly. It reports false when the input cannot
+// be used at all.
+func (p *flagsParse) decode(input json.RawMessage) (flagsWire, bool) {
+	var w flagsWire
+	if isEmptyInput(input) && len(input) <= MaxInputSize {
+		return w, true
+	}
+	opts := strictjson.Options{MaxSize: MaxInputSize, MaxDepth: flagsMaxDepth, MaxProblems: maxFlagIssues}
+	err := opts.Decode(input, &w)
+	if err == nil {
+		return w, true
+	}
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		p.add("", "input refused")
+		return w, false
+	}
+	for _, pr := range se.Problems {
+		p.add(flagsPath(pr.Path), pr.Message)
+	}
+	return w, false
+}
+
+// flagsPath turns strictjson's path of a member of "flags", flags[name],
+// into this schema's form, flags.name.
+func flagsPath(path string) string {
+	rest, ok := strings.CutPrefix(path, "flags[")
+	if !ok {
+		return path
+	}
+	key, after, ok := strings.Cut(rest, "]")
+	if !ok || !validFlagName(key) {
+		return path
+	}
+	return "flags." + key + after
+}
+
+// flagValue is one value of the "flags" object, or one element of an
+// array there.
+type flagValue struct {
+	kind  byte // 'b' boolean, 's' string, 'n' number, 'a' array, 'o' object, 'z' null
+	b     bool
+	text  string // a string's value, or a number's literal
+	elems []json.RawMessage
+}
+
+// readFlagValue reads raw, which strictjson has checked to be one
+// well-formed JSON value.
+func readFlagValue(raw json.RawMessage) flagValue {
+	raw = trimJSONSpace(raw)
+	if len(raw) == 0 {
+		return flagValue{kind: 'z'}
+	}
+	switch raw[0] {
+	case 't', 'f':
+		return flagValue{kind: 'b', b: raw[0] == 't'}
+	case 'n':
+		return flagValue{kind: 'z'}
+	case '{':
+		return flagValue{kind: 'o'}
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return flagValue{kind: 'z'}
+		}
+		return flagValue{kind: 's', text: s}
+	case '[':
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return flagValue{kind: 'z'}
+		}
+		return flagValue{kind: 'a', elems: elems}
+	default:
+		return flagValue{kind: 'n', text: string(raw)}
+	}
+}
+
+// flagsObject reads the "flags" member: the undeclared keys in sorted
+// order, then the declared flags in declaration order.
+func (p *flagsParse) flagsObject(obj map[string]json.RawMessage) {
+	var unknown []string
+	for key := range obj {
+		if p.s.byName[key] == nil {
+			unknown = append(unknown, key)
+		}
+	}
+	slices.Sort(unknown)
+	for _, key := range unknown {
+		field := "flags[" + strictjson.PathKey(key) + "]"
+		if validFlagName(key) {
+			field = "flags." + key
+		}
+		p.add(field, p.s.unknownFlagKey(key))
+	}
+	for _, r := range p.s.rules {
+		raw, ok := obj[r.Name]
+		if !ok {
+			continue
+		}
+		v := readFlagValue(raw)
+		field := "flags." + r.Name
+		switch {
+		case r.Value == ValueNone:
+			if v.kind != 'b' {
+				p.add(field, fmt.Sprintf("must be true or false (%s takes no value)", r.canon))
+				continue
+			}
+			if v.b {
+				p.emit(field, r, nil)
+			}
+		case r.max > 1:
+			if v.kind != 'a' {
+				p.add(field, fmt.Sprintf("must be an array of at most %d %s", r.max, r.jsonNoun(true)))
+				continue
+			}
+			if len(v.elems) > r.max {
+				p.add(field, fmt.Sprintf("must hold at most %d values; %s may be given %d times", r.max, r.canon, r.max))
+				continue
+			}
+			for j, e := range v.elems {
+				p.flagValue(fmt.Sprintf("%s[%d]", field, j), r, readFlagValue(e))
+			}
+		default:
+			p.flagValue(field, r, v)
+		}
+	}
+}
+
+// flagValue checks and emits one value of r given in the "flags" object.
+func (p *flagsParse) flagValue(field string, r *flagRule, v flagValue) {
+	var text string
+	switch {
+	case r.Value == ValueInt && v.kind == 'n':
+		text = v.text
+	case r.Value != ValueInt && v.kind == 's':
+		text = v.text
+		if msg := checkArgText(text); msg != "" {
+			p.add(field, msg)
+			return
+		}
+	default:
+		p.add(field, "must be "+r.jsonNoun(false))
+		return
+	}
+	canon, msg := r.checkValue(text)
+	if msg != "" {
+		p.add(field, msg)
+		return
+	}
+	p.emit(field, r, &canon)
+}
+
+// jsonNoun names the JSON type of r's value, for messages.
+func (r *flagRule) jsonNoun(plural bool) string {
+	switch {
+	case r.Value == ValueInt && plural:
+		return "integers"
+	case r.Value == ValueInt:
+		return "an integer"
+	case plural:
+		return "strings"
+	default:
+		return "a string"
+	}
+}
+
+// emit appends one occurrence of r, with its value if it takes one, unless
+// r has already been given as often as it may be.
+func (p *flagsParse) emit(field string, r *flagRule, value *string) {
+	p.counts[r]++
+	if p.counts[r] > r.max {
+		if r.max == 1 {
+			p.add(field, fmt.Sprintf("%s may be given only once", r.canon))
+		} else {
+			p.add(field, fmt.Sprintf("%s may be given at most %d times", r.canon, r.max))
+		}
+		return
+	}
+	p.out = append(p.out, r.canon)
+	if value != nil {
+		p.out = append(p.out, *value)
+	}
+}
+
+// unknownFlagKey says why key is not a declared name in "flags".
+func (s *flagsSchema) unknownFlagKey(key string) string {
+	for _, r := range s.rules {
+		if strings.EqualFold(key, r.Name) {
+			return fmt.Sprintf("%s: undeclared flag; names are case-sensitive: use %q", quoteArg(key), r.Name)
+		}
+	}
+	bare := strings.TrimLeft(key, "-")
+	if bare != key {
+		if r := s.byName[bare]; r != nil {
+			return fmt.Sprintf("%s: undeclared flag; use the name without dashes: %q", quoteArg(key), r.Name)
+		}
+		if r := s.single[bare]; r != nil {
+			return fmt.Sprintf("%s: undeclared flag; use the name %q", quoteArg(key), r.Name)
+		}
+	}
+	return quoteArg(key) + ": undeclared flag"
+}
+
+// args reads the "args" member.
+func (p *flagsParse) args(toks []string) {
+	if len(toks) > MaxApprovalArgs {
+		p.add("args", fmt.Sprintf("must hold at most %d tokens", MaxApprovalArgs))
+		return
+	}
+	for i := 0; i < len(toks); i++ {
+		tok, field := toks[i], fmt.Sprintf("args[%d]", i)
+		if msg := checkArgText(tok); msg != "" {
+			p.add(field, msg)
+			continue
+		}
+		if tok == "--" {
+			p.add(field, `"--": not accepted from the caller`+p.s.endOfOptionsNote())
+			continue
+		}
+		if len(tok) < 2 || tok[0] != '-' {
+			p.positional(field, tok)
+			continue
+		}
+		r, value, hasValue, msg := p.s.lookupFlag(tok)
+		if msg != "" {
+			p.add(field, msg)
+			continue
+		}
+		if r.Value == ValueNone {
+			p.emit(field, r, nil)
+			continue
+		}
+		valueField := field
+		if !hasValue {
+			if i+1 == len(toks) || r.looksLikeFlag(toks[i+1]) {
+				p.add(field, fmt.Sprintf("%s: needs a value", quoteArg(tok)))
+				continue
+			}
+			i++
+			value, valueField = toks[i], fmt.Sprintf("args[%d]", i)
+			if msg := checkArgText(value); msg != "" {
+				p.add(valueField, msg)
+				continue
+			}
+		}
+		canon, msg := r.checkValue(value)
+		if msg != "" {
+			p.add(valueField, msg)
+			continue
+		}
+		p.emit(field, r, &canon)
+	}
+}
+
+func (s *flagsSchema) endOfOptionsNote() string {
+	if s.spec.EndOfOptions {
+		return "; the command places it before the positional arguments itself"
+	}
+	return ""
+}
+
+// looksLikeFlag reports whether tok, following r in "args", is a flag
+// rather than r's value.
+func (r *flagRule) looksLikeFlag(tok string) bool {
+	if len(tok) < 2 || tok[0] != '-' {
+		return false
+	}
+	if r.Value == ValueInt {
+		if _, err := strconv.ParseInt(tok, 10, 64); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// lookupFlag reads tok, which starts with '-' and is longer than one
+// byte, as a flag. It returns the rule, the value given with "=" or glued,
+// or a message saying why tok is refused.
+func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValue bool, msg string) {
+	q := quoteArg(tok)
+	if strings.HasPrefix(tok, "--") {
+		name, val, eq := strings.Cut(tok[2:], "=")
+		if r := s.long[name]; r != nil {
+			if eq && r.Value == ValueNone {
+				return nil, "", false, fmt.Sprintf("%s: %s takes no value", q, r.canon)
+			}
+			return r, val, eq, ""
+		}
+		if r := s.single[name]; r != nil {
+			return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled -%s", q, name)
+		}
+		if name != "" {
+			if m := s.abbreviationOf(name); m != "" {
+				return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", q, m)
+			}
+		}
+		return nil, "", false, q + ": undeclared flag"
+	}
+	rest := tok[1:]
+	name, val, eq := strings.Cut(rest, "=")
+	if r := s.single[name]; r != nil && len(name) > 1 {
+		// A single-dash long name: -name, -name=value.
+		if eq && r.Value == ValueNone {
+			return nil, "", false, fmt.Sprintf("%s: %s takes no value", q, r.canon)
+		}
+		return r, val, eq, ""
+	}
+	if r := s.single[rest[:1]]; r != nil {
+		switch {
+		case len(rest) == 1:
+			return r, "", false, ""
+		case r.Value == ValueNone && rest[1] == '=':
+			return nil, "", false, fmt.Sprintf("%s: -%s takes no value", q, rest[:1])
+		case r.Value == ValueNone:
+			return nil, "", false, fmt.Sprintf("%s: bundled short flags are not accepted; give each flag as its own token", q)
+		case rest[1] == '=':
+			return nil, "", false, fmt.Sprintf("%s: give the value of -%s as the next token", q, rest[:1])
+		case !r.Glued:
+			return nil, "", false, fmt.Sprintf("%s: a value glued to -%s is not accepted; give it as the next token", q, rest[:1])
+		default:
+			return r, rest[1:], true, ""
+		}
+	}
+	if r := s.long[name]; r != nil {
+		return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled %s", q, r.canon)
+	}
+	if m := s.abbreviationOf(name); m != "" {
+		return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", q, m)
+	}
+	return nil, "", false, q + ": undeclared flag"
+}
+
+// abbreviationOf returns the canonical spellings of the long flags whose
+// names start with prefix, joined with " or ", or "".
+func (s *flagsSchema) abbreviationOf(prefix string) string {
+	var m []string
+	for _, r := range s.rules {
+		if len(r.Name) > 1 && len(prefix) < len(r.Name) && strings.HasPrefix(r.Name, prefix) {
+			m = append(m, r.canon)
+		}
+	}
+	return strings.Join(m, " or ")
+}
+
+// checkValue checks one value of r, which has passed checkArgText, and
+// returns the form to emit, or a message saying why it is refused.
+func (r *flagRule) checkValue(v string) (string, string) {
+	q := quoteArg(v)
+	switch r.Value {
+	case ValueInt:
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil:
+			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", q, r.canon, r.boundsText())
+		case r.Min != nil && n < *r.Min, r.Max != nil && n > *r.Max:
+			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", q, r.canon, r.boundsText())
+		}
+		return strconv.FormatInt(n, 10), ""
+	case ValueEnum:
+		for _, e := range r.Enum {
+			if v == e {
+				return v, ""
+			}
+		}
+		return "", fmt.Sprintf("%s: the value of %s must be one of %s", q, r.canon, flagEnumText(r.Enum))
+	case ValuePattern:
+		if !r.re.MatchString(v) {
+			return "", fmt.Sprintf("%s: the value of %s does not match its pattern", q, r.canon)
+		}
+		return v, ""
+	default: // ValueString
+		if msg := plainArgProblem(v); msg != "" {
+			return "", fmt.Sprintf("%s: the value of %s %s", q, r.canon, msg)
+		}
+		return v, ""
+	}
+}
+
+// plainArgProblem applies the rules for text no pattern vouches for.
+func plainArgProblem(v string) string {
+	switch {
+	case v == "":
+		return "must not be empty"
+	case v[0] == '-':
+		return "must not start with '-'"
+	case v[0] == '@':
+		return "must not start with '@'"
+	}
+	if c := shellMetaIn(v); c >= 0 {
+		return fmt.Sprintf("must not contain the shell metacharacter %q", rune(c))
+	}
+	return ""
+}
+
+func (r *flagRule) boundsText() string {
+	switch {
+	case r.Min != nil && r.Max != nil:
+		return fmt.Sprintf(" from %d to %d", *r.Min, *r.Max)
+	case r.Min != nil:
+		return fmt.Sprintf(" of at least %d", *r.Min)
+	case r.Max != nil:
+		return fmt.Sprintf(" of at most %d", *r.Max)
+	}
+	return ""
+}
+
+// flagEnumText lists enum values for a message, at most eight of them.
+func flagEnumText(vals []string) string {
+	const show = 8
+	var b strings.Builder
+	for i, v := range vals {
+		if i == show {
+			fmt.Fprintf(&b, " and %d more", len(vals)-show)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteArg(v))
+	}
+	return b.String()
+}
+
+// positional checks and keeps one positional argument from "args".
+func (p *flagsParse) positional(field, tok string) {
+	ps := p.s.spec.Positionals
+	q := quoteArg(tok)
+	switch {
+	case len(p.pos) >= ps.Max && ps.Max == 0:
+		p.add(field, q+": undeclared argument; this command takes no positional arguments")
+		return
+	case len(p.pos) >= ps.Max:
+		p.add(field, fmt.Sprintf("%s: too many positional arguments; at most %d are accepted", q, ps.Max))
+		return
+	case strings.HasPrefix(tok, "@"):
+		p.add(field, q+": a positional argument must not start with '@'")
+		return
+	case strings.HasPrefix(tok, "-") && !p.s.spec.EndOfOptions:
+		p.add(field, q+": a positional argument must not start with '-'")
+		return
+	}
+	if p.s.posRe != nil {
+		if !p.s.posRe.MatchString(tok) {
+			p.add(field, q+": does not match the pattern for positional arguments")
+			return
+		}
+	} else if tok != "-" {
+		if msg := plainArgProblem(tok); msg != "" {
+			p.add(field, q+": a positional argument "+msg)
+			return
+		}
+	}
+	p.pos = append(p.pos, tok)
+}
+
+// stdin reads the "stdin" member. Its content is never repeated.
+func (p *flagsParse) stdin(in *string) {
+	switch {
+	case in == nil:
+	case p.s.stdinMax == 0:
+		p.add("stdin", "not accepted: this command does not read standard input")
+	case len(*in) > p.s.stdinMax:
+		p.add("stdin", fmt.Sprintf("must be at most %d bytes", p.s.stdinMax))
+	default:
+		// strictjson has refused NUL.
+		p.stdinBytes = []byte(*in)
+	}
+}
+
+// The JSON Schema.
+
+// flagSchemaNode is one JSON Schema object. Its fields are written in this
+// order, which keeps the bytes deterministic.
+type flagSchemaNode struct {
+	Type                 string           `json:"type,omitempty"`
+	Description          string           `json:"description,omitempty"`
+	Properties           *flagSchemaProps `json:"properties,omitempty"`
+	Items                *flagSchemaNode  `json:"items,omitempty"`
+	Enum                 []string         `json:"enum,omitempty"`
+	Pattern              string           `json:"pattern,omitempty"`
+	Minimum              *int64           `json:"minimum,omitempty"`
+	Maximum              *int64           `json:"maximum,omitempty"`
+	MinLength            *int             `json:"minLength,omitempty"`
+	MaxLength            *int             `json:"maxLength,omitempty"`
+	MaxItems             *int             `json:"maxItems,omitempty"`
+	AdditionalProperties *bool            `json:"additionalProperties,omitempty"`
+}
+
+// flagSchemaProps is a properties object that keeps its members in order.
+type flagSchemaProps struct {
+	names []string
+	nodes []*flagSchemaNode
+}
+
+func (ps *flagSchemaProps) add(name string, n *flagSchemaNode) {
+	ps.names = append(ps.names, name)
+	ps.nodes = append(ps.nodes, n)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (ps *flagSchemaProps) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, name := range ps.names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := marshalFlagSchema(ps.nodes[i])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshalFlagSchema encodes n compactly, without HTML escaping.
+func marshalFlagSchema(n *flagSchemaNode) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(n); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// The characters plain text (string values, positionals without a pattern)
+// may not hold, as an ECMA-262 character class body.
+const (
+	flagSchemaForbidden = `;&|$` + "`" + `<>(){}\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069`
+	// flagPlainSchemaPattern is what plainArgProblem and checkArgText
+	// accept, as an ECMA-262 pattern.
+	flagPlainSchemaPattern = `^[^\-@` + flagSchemaForbidden + `][^` + flagSchemaForbidden + `]*$`
+)
+
+func (s *flagsSchema) buildJSONSchema() json.RawMessage {
+	f := false
+	maxArgs, maxBytes := MaxApprovalArgs, MaxApprovalArgBytes
+
+	flagProps := &flagSchemaProps{}
+	for _, r := range s.rules {
+		flagProps.add(r.Name, r.jsonSchema())
+	}
+	top := &flagSchemaProps{}
+	top.add("flags", &flagSchemaNode{
+		Type:                 "object",
+		Description:          `Flags by declared name. A boolean flag is true (add it) or false (leave it out); a value flag takes its value, which becomes its own argument.`,
+		Properties:           flagProps,
+		AdditionalProperties: &f,
+	})
+	top.add("args", &flagSchemaNode{
+		Type:        "array",
+		Description: s.argsDescription(),
+		Items:       &flagSchemaNode{Type: "string", MaxLength: &maxBytes},
+		MaxItems:    &maxArgs,
+	})
+	if s.stdinMax > 0 {
+		top.add("stdin", &flagSchemaNode{
+			Type:        "string",
+			Description: fmt.Sprintf("Standard input for the command, at most %d bytes of UTF-8, without NUL.", s.stdinMax),
+			MaxLength:   &s.stdinMax,
+		})
+	}
+	root := &flagSchemaNode{
+		Type:                 "object",
+		Description:          `Arguments for the command, which runs without a shell. Give flags by name in "flags", or as command-line tokens in "args" together with the positional arguments.`,
+		Properties:           top,
+		AdditionalProperties: &f,
+	}
+	b, err := marshalFlagSchema(root)
+	if err != nil {
+		// Only strings, integers and booleans are encoded.
+		panic("execgate: encoding a flags JSON Schema: " + err.Error())
+	}
+	return b
+}
+
+// jsonSchema describes r's entry in the "flags" object.
+func (r *flagRule) jsonSchema() *flagSchemaNode {
+	if r.Value == ValueNone {
+		d := fmt.Sprintf("true adds %s; false leaves it out.", r.canon)
+		if r.max > 1 {
+			d += fmt.Sprintf(" It may appear up to %d times in all; repeat it in args.", r.max)
+		}
+		return &flagSchemaNode{Type: "boolean", Description: d}
+	}
+	one := r.valueSchema()
+	desc := fmt.Sprintf("Emitted as %s VALUE.", r.canon)
+	if r.Value == ValueInt {
+		desc = fmt.Sprintf("Emitted as %s N.", r.canon)
+	}
+	if r.max == 1 {
+		one.Description = desc
+		return one
+	}
+	return &flagSchemaNode{
+		Type:        "array",
+		Description: desc + fmt.Sprintf(" Up to %d values in all, each emitted with the flag.", r.max),
+		Items:       one,
+		MaxItems:    &r.max,
+	}
+}
+
+// valueSchema describes one value of r.
+func (r *flagRule) valueSchema() *flagSchemaNode {
+	switch r.Value {
+	case ValueInt:
+		return &flagSchemaNode{Type: "integer", Minimum: r.Min, Maximum: r.Max}
+	case ValueEnum:
+		return &flagSchemaNode{Type: "string", Enum: r.Enum}
+	case ValuePattern:
+		return &flagSchemaNode{Type: "string", Pattern: flagAnchoredPattern(r.Pattern)}
+	default:
+		one, maxBytes := 1, MaxApprovalArgBytes
+		return &flagSchemaNode{Type: "string", Pattern: flagPlainSchemaPattern, MinLength: &one, MaxLength: &maxBytes}
+	}
+}
+
+// flagAnchoredPattern returns pattern as written when it is anchored at both
+// ends, and ^(?:pattern)$ otherwise, so that a JSON Schema validator,
+// which searches, agrees with the gate, which matches whole values.
+func flagAnchoredPattern(pattern string) string {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err == nil && re.Op == syntax.OpConcat && len(re.Sub) >= 2 &&
+		re.Sub[0].Op == syntax.OpBeginText && re.Sub[len(re.Sub)-1].Op == syntax.OpEndText {
+		return pattern
+	}
+	return `^(?:` + pattern + `)$`
+}
+
+// argsDescription tells a model which tokens "args" accepts.
+func (s *flagsSchema) argsDescription() string {
+	var b strings.Builder
+	b.WriteString("Command-line tokens, each one argument.")
+	if len(s.rules) > 0 {
+		b.WriteString(" Declared flags and their accepted spellings:")
+		for i, r := range s.rules {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			b.WriteString(" ")
+			b.WriteString(strings.Join(r.spellings(), " | "))
+		}
+		b.WriteString(".")
+	}
+	ps := s.spec.Positionals
+	switch {
+	case ps.Max == 0:
+		b.WriteString(" No positional arguments.")
+	case ps.Max == 1:
+		b.WriteString(" At most 1 positional argument")
+	default:
+		fmt.Fprintf(&b, " At most %d positional arguments", ps.Max)
+	}
+	if ps.Max > 0 {
+		if ps.Pattern != "" {
+			fmt.Fprintf(&b, ", each matching %s", flagAnchoredPattern(ps.Pattern))
+		} else {
+			b.WriteString(", each without shell metacharacters")
+		}
+		if s.spec.EndOfOptions {
+			b.WriteString(", not starting with '@' or '-' (except \"-\" itself); they are placed after \"--\"")
+		} else {
+			b.WriteString(", not starting with '-' or '@'")
+		}
+		b.WriteString(".")
+	}
+	b.WriteString(` Undeclared, abbreviated or bundled flags, glued values not listed above, and "--" are refused.`)
+	return b.String()
+}
+
+// spellings lists the accepted spellings of r in "args", for descriptions.
+func (r *flagRule) spellings() []string {
+	v := ""
+	switch r.Value {
+	case ValueNone:
+	case ValueInt:
+		v = "N"
+	default:
+		v = "VALUE"
+	}
+	if v == "" {
+		out := []string{r.canon}
+		if r.Short != "" {
+			out = append(out, "-"+r.Short)
+		}
+		return out
+	}
+	var out []string
+	out = append(out, r.canon+" "+v)
+	if len(r.Name) > 1 {
+		out = append(out, r.canon+"="+v)
+	}
+	if r.Short != "" {
+		out = append(out, "-"+r.Short+" "+v)
+	}
+	if r.Glued {
+		if len(r.Name) == 1 {
+			out = append(out, r.canon+v)
+		}
+		if r.Short != "" {
+			out = append(out, "-"+r.Short+v)
+		}
+	}
+	return out
+}
