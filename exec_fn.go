@@ -75,23 +75,53 @@ type Outcome struct {
 // Outcome, and may be called concurrently.
 type ExecFn func(ctx context.Context, inv Invocation) Outcome
 
-// DefaultExecFn is the ExecFn used when Config.ExecFn is nil. On Linux and
-// macOS it starts the executable directly with os/exec in a new process
-// group, with exactly inv.Env and inv.Dir, stdin from inv.Stdin, and stdout
-// and stderr read into buffers of at most inv.MaxOutput bytes each while the
-// rest is drained and counted, so the child never blocks on a full pipe.
+// DefaultExecFn is the ExecFn used when Config.ExecFn is nil. On Unix
+// systems (Linux, macOS, the BSDs) it starts the executable directly with
+// os/exec, never through a shell, as the leader of a new process group,
+// with argv[0] set to inv.Path, exactly inv.Env (a nil Env is empty, never
+// this process's environment) and inv.Dir. Stdin is inv.Stdin, written by
+// the parent so that a child that does not read it cannot block; an empty
+// Stdin is the null device. Stdout and stderr are read into buffers of at
+// most inv.MaxOutput bytes each while the rest is drained and counted, so
+// the child never blocks on a full pipe and memory stays bounded.
 //
-// When inv.Timeout passes, when no output arrives for inv.NoOutputTimeout,
-// or when ctx is done, the whole process group is killed with SIGKILL. When
-// the leader exits on its own, whatever is left of its group is killed too.
-// DefaultExecFn returns at most about a second after that even if a process
-// that left the group still holds the output pipes open; the output it
-// writes after that is lost.
+// If ctx is already done, nothing is started and the Outcome says
+// TerminationCanceled. inv.Timeout counts from the start of the process.
+// When it passes, when no output arrives on either stream for
+// inv.NoOutputTimeout, or when ctx is done, the whole process group is
+// killed with SIGKILL and the Outcome reports that reason, with the signal
+// that ended the leader; a leader that had already exited with a status
+// reports TerminationExit. A leader ended by a signal DefaultExecFn did not
+// send reports TerminationSignal. When the leader exits on its own,
+// whatever is left of its group is killed too. On Linux the group is
+// killed before the leader is reaped, so its process group ID cannot have
+// been reused. Elsewhere the leader has to be reaped first: a group kill
+// then could, in principle, reach an unrelated group that took over the ID
+// in between, which needs every process ID to have been recycled within
+// that short window.
 //
-// If inv.SHA256 is set, the file is opened and hashed first, and on a
-// mismatch no process is started and the Outcome carries an error. On Linux
-// the opened descriptor itself is executed, so the file that was hashed is
-// the file that runs.
+// DefaultExecFn returns about a second after the leader has ended at most,
+// even if a process that left the group (with setsid, for example) still
+// holds the output pipes open: the output it writes after that is lost,
+// and the process itself is beyond DefaultExecFn's reach and keeps
+// running. A leader that cannot be killed at all (stuck in the kernel)
+// delays the return until it ends.
+//
+// If inv.SHA256 is set, the file is opened and hashed through the opened
+// descriptor first, and on a mismatch no process is started and the
+// Outcome carries an error. On Linux that same descriptor is executed
+// (through /proc/self/fd, so /proc must be mounted; without it nothing is
+// started), so replacing the file at inv.Path between the check and the
+// exec, by a rename or a symbolic link, does not change what runs. A "#!"
+// script cannot be started this way. An in-place write to the same file by
+// someone allowed to write it is not prevented, so a pinned executable
+// must not be writable by anyone the pin is meant to guard against. On
+// other Unix systems the path is hashed and then executed by path, which
+// leaves a short window in which a replaced file would run.
+//
+// Start failures are reported in Outcome.Err with PID 0; the message names
+// the executable and, if it is at fault, the working directory, and never
+// the environment or stdin.
 //
 // On other platforms DefaultExecFn starts nothing and reports an error.
 var DefaultExecFn ExecFn = defaultExecFn

@@ -4,10 +4,408 @@ package execgate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/execgate/execgate/internal/proc"
 )
 
-// Placeholder until the process code lands.
+const (
+	// readChunk is the size of the fixed buffer each output reader uses.
+	// Together with MaxOutput it bounds the memory a call can hold,
+	// however much the child writes.
+	readChunk = 32 << 10
+
+	// drainGrace is how long DefaultExecFn keeps reading output after the
+	// leader has been reaped and its group killed. Only a process that left
+	// the group (with setsid, for example) can still hold the pipes then;
+	// what it writes after the grace is lost.
+	drainGrace = time.Second
+)
+
+// defaultExecFn is DefaultExecFn on Unix systems. See its doc comment for
+// the contract; the comments below say how each part of it is kept.
 func defaultExecFn(ctx context.Context, inv Invocation) Outcome {
-	return Outcome{Err: errors.New("execgate: not implemented")}
+	if ctx.Err() != nil {
+		return Outcome{ExitCode: -1, Termination: TerminationCanceled}
+	}
+	var exe *os.File
+	if inv.SHA256 != "" {
+		f, err := openPinned(inv.Path, inv.SHA256)
+		if err != nil {
+			return spawnFailed(err)
+		}
+		exe = f
+	}
+	return runProcess(ctx, inv, exe)
+}
+
+// spawnFailed is the Outcome of a call that started no process.
+func spawnFailed(err error) Outcome {
+	return Outcome{ExitCode: -1, Err: err}
+}
+
+// openPinned opens the executable at path, hashes it through the opened
+// descriptor and returns the descriptor if the content matches want (hex
+// SHA-256). The caller executes that descriptor (see proc.ExecPath) and
+// closes it once the child has started.
+func openPinned(path, want string) (*os.File, error) {
+	f, err := proc.OpenExecutable(path)
+	if err != nil {
+		return nil, fmt.Errorf("execgate: cannot open pinned executable %s: %w", path, pathErrorCause(err))
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("execgate: cannot stat pinned executable %s: %w", path, pathErrorCause(err))
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("execgate: pinned executable %s is not a regular file", path)
+	}
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, f, make([]byte, readChunk)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("execgate: cannot hash pinned executable %s: %w", path, pathErrorCause(err))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(want) {
+		f.Close()
+		return nil, fmt.Errorf("execgate: %s does not match its pinned SHA-256; refusing to start it", path)
+	}
+	return f, nil
+}
+
+// pathErrorCause strips the operation and path from a *fs.PathError, so
+// that messages name the path the caller knows (not /proc/self/fd/N) once.
+func pathErrorCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// startError describes a failed exec.Cmd.Start. It names inv.Path and, for
+// a bad working directory, the directory; it never includes the
+// environment or stdin.
+//
+// With SysProcAttr set, os.StartProcess does not check the working
+// directory itself, and a failed chdir in the child is reported like a
+// failed exec ("no such file or directory"). So when the start fails, the
+// directory is checked here, to say which of the two is missing.
+func startError(inv Invocation, err error) error {
+	if inv.Dir != "" {
+		fi, serr := os.Stat(inv.Dir)
+		if serr == nil && !fi.IsDir() {
+			serr = syscall.ENOTDIR
+		}
+		if serr != nil {
+			return fmt.Errorf("execgate: cannot start %s: working directory %s: %w", inv.Path, inv.Dir, pathErrorCause(serr))
+		}
+	}
+	return fmt.Errorf("execgate: cannot start %s: %w", inv.Path, pathErrorCause(err))
+}
+
+// pipes are the three pipes between DefaultExecFn and one child. The child
+// ends (inR, outW, errW) are handed to the child as *os.File, so os/exec
+// starts no copying goroutines of its own, and closed in the parent right
+// after Start. The parent ends are pollable, so closing one from another
+// goroutine unblocks a Read or Write in progress.
+type pipes struct {
+	inR, inW   *os.File // nil when the child's stdin is empty
+	outR, outW *os.File
+	errR, errW *os.File
+}
+
+// open creates the pipes; withStdin says whether stdin gets one (otherwise
+// os/exec connects the child's stdin to the null device). On failure
+// nothing stays open.
+func (p *pipes) open(withStdin bool) error {
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		return err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return err
+	}
+	if withStdin {
+		if p.inR, p.inW, err = os.Pipe(); err != nil {
+			p.closeAll()
+			return err
+		}
+	}
+	return nil
+}
+
+// closeChild closes the parent's copies of the child's ends.
+func (p *pipes) closeChild() {
+	closeFiles(p.inR, p.outW, p.errW)
+}
+
+// closeAll closes every end that is still open.
+func (p *pipes) closeAll() {
+	closeFiles(p.inR, p.inW, p.outR, p.outW, p.errR, p.errW)
+}
+
+// closeFiles closes each non-nil file, ignoring errors: a file closed
+// twice reports os.ErrClosed and nothing else happens.
+func closeFiles(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// runProcess starts inv and supervises it to the end. If exe is not nil,
+// it is the opened, verified executable: it is executed through its
+// descriptor where the platform allows it, and runProcess closes it.
+func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
+	if exe != nil {
+		defer exe.Close()
+	}
+	timeout := inv.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	maxOutput := inv.MaxOutput
+	if maxOutput <= 0 {
+		maxOutput = DefaultMaxOutput
+	}
+	// A nil Env would make os/exec hand the child this process's
+	// environment; an empty, non-nil one gives it nothing.
+	env := inv.Env
+	if env == nil {
+		env = []string{}
+	}
+	path := inv.Path
+	if exe != nil {
+		p, err := proc.ExecPath(exe)
+		if err != nil {
+			return spawnFailed(fmt.Errorf("execgate: cannot start pinned executable %s: %w", inv.Path, err))
+		}
+		path = p
+	}
+
+	var p pipes
+	if err := p.open(len(inv.Stdin) > 0); err != nil {
+		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating pipes: %w", inv.Path, err))
+	}
+	defer p.closeAll()
+	// Built field by field from an absolute path and an argv slice: no
+	// lookup, no shell. argv[0] is always the path the allowlist resolved,
+	// also when path is /proc/self/fd/N.
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        append([]string{inv.Path}, inv.Args...),
+		Env:         env,
+		Dir:         inv.Dir,
+		Stdout:      p.outW,
+		Stderr:      p.errW,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if p.inR != nil {
+		cmd.Stdin = p.inR
+	}
+	if ctx.Err() != nil {
+		return Outcome{ExitCode: -1, Termination: TerminationCanceled}
+	}
+	start := time.Now()
+	err := cmd.Start()
+	p.closeChild()
+	if exe != nil {
+		exe.Close()
+	}
+	if err != nil {
+		return spawnFailed(startError(inv, err))
+	}
+	return supervise(ctx, inv, cmd, &p, start, timeout, maxOutput)
+}
+
+// supervise runs from the moment cmd has started: it reads the output,
+// feeds stdin, enforces the limits, kills the process group, reaps the
+// leader, and reports the Outcome. Every goroutine it starts has ended when
+// it returns.
+func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, start time.Time, timeout time.Duration, maxOutput int) Outcome {
+	pid := cmd.Process.Pid
+	var wg sync.WaitGroup
+
+	// lastOutput is when either stream last delivered a byte, as a
+	// duration since start, for the no-output timeout.
+	var lastOutput atomic.Int64
+	stdout := newBoundedBuffer(maxOutput)
+	stderr := newBoundedBuffer(maxOutput)
+	readDone := make(chan struct{}, 2)
+	for _, s := range []struct {
+		r   *os.File
+		buf *boundedBuffer
+	}{{p.outR, stdout}, {p.errR, stderr}} {
+		wg.Go(func() {
+			drain(s.r, s.buf, &lastOutput, start)
+			readDone <- struct{}{}
+		})
+	}
+
+	// Stdin is written by its own goroutine, so a child that does not read
+	// it cannot block anything; closeStdin ends the write early.
+	closeStdin := func() {}
+	if p.inW != nil {
+		closeStdin = sync.OnceFunc(func() { p.inW.Close() })
+		wg.Go(func() {
+			p.inW.Write(inv.Stdin) // an error means the child stopped reading
+			closeStdin()
+		})
+	}
+
+	// The waiter learns when the leader exits and reports whether it had
+	// to reap it to find out. On Linux it does not: the leader stays a
+	// zombie, so its process group ID stays reserved until the group has
+	// been killed below. Elsewhere, or if waitid fails, it reaps the
+	// leader; see proc.WaitExit for the window that leaves.
+	exited := make(chan bool, 1)
+	wg.Go(func() {
+		if proc.WaitExit(pid) == nil {
+			exited <- false
+			return
+		}
+		cmd.Wait() // the outcome is read from cmd.ProcessState
+		exited <- true
+	})
+
+	reason, reaped := watch(ctx, inv, pid, exited, &lastOutput, start, timeout)
+
+	// The leader has exited: kill what is left of its group (an error
+	// means there is nothing left, or nothing this process may kill),
+	// then reap the leader.
+	proc.KillGroup(pid)
+	if !reaped {
+		cmd.Wait()
+	}
+	closeStdin()
+
+	// Wait for the readers: they see end-of-file once every process that
+	// holds the pipes is gone, which is at once unless one left the group.
+	// Bound that wait, then close the read ends to stop the readers; what
+	// is still in the pipes then is lost.
+	grace := time.NewTimer(drainGrace)
+	defer grace.Stop()
+	for pending := 2; pending > 0; {
+		select {
+		case <-readDone:
+			pending--
+		case <-grace.C:
+			p.outR.Close()
+			p.errR.Close()
+		}
+	}
+	wg.Wait()
+
+	out := classify(cmd.ProcessState, reason)
+	out.PID = pid
+	out.Stdout, out.StdoutDropped = stdout.Bytes()
+	out.Stderr, out.StderrDropped = stderr.Bytes()
+	return out
+}
+
+// watch waits until the leader exits, killing the process group when the
+// timeout passes, when no output arrives for inv.NoOutputTimeout, or when
+// ctx is done. It returns the reason of the first kill, or "" if the leader
+// exited without one, and whether the waiter reaped the leader.
+func watch(ctx context.Context, inv Invocation, pid int, exited <-chan bool, lastOutput *atomic.Int64, start time.Time, timeout time.Duration) (Termination, bool) {
+	deadline := time.NewTimer(timeout - time.Since(start))
+	defer deadline.Stop()
+	deadlineC := deadline.C
+	var silenceC <-chan time.Time
+	var silence *time.Timer
+	if inv.NoOutputTimeout > 0 {
+		silence = time.NewTimer(inv.NoOutputTimeout)
+		defer silence.Stop()
+		silenceC = silence.C
+	}
+	done := ctx.Done()
+
+	var reason Termination
+	kill := func(r Termination) {
+		if reason == "" {
+			reason = r
+		}
+		// On Linux the leader is not reaped before watch returns, so
+		// pid is still its process group ID; elsewhere the waiter may
+		// have reaped it a moment ago (see proc.WaitExit).
+		proc.KillGroup(pid)
+		deadlineC, silenceC, done = nil, nil, nil
+	}
+	for {
+		select {
+		case reaped := <-exited:
+			return reason, reaped
+		case <-deadlineC:
+			kill(TerminationTimeout)
+		case <-silenceC:
+			quiet := time.Since(start) - time.Duration(lastOutput.Load())
+			if quiet >= inv.NoOutputTimeout {
+				kill(TerminationNoOutputTimeout)
+			} else {
+				silence.Reset(inv.NoOutputTimeout - quiet)
+			}
+		case <-done:
+			kill(TerminationCanceled)
+		}
+	}
+}
+
+// drain reads r into buf until end-of-file or until r is closed, through a
+// fixed buffer, and records in lastOutput when each chunk arrived.
+func drain(r *os.File, buf *boundedBuffer, lastOutput *atomic.Int64, start time.Time) {
+	chunk := make([]byte, readChunk)
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			lastOutput.Store(int64(time.Since(start)))
+			buf.Write(chunk[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// classify turns the leader's final state into a termination, exit code
+// and signal name. A leader that exited with a status reports it, whatever
+// was killed afterwards; a leader ended by a signal reports the reason it
+// was killed for, or TerminationSignal if DefaultExecFn did not kill it.
+func classify(state *os.ProcessState, reason Termination) Outcome {
+	var ws syscall.WaitStatus
+	if state != nil {
+		ws, _ = state.Sys().(syscall.WaitStatus)
+	}
+	switch {
+	case state != nil && ws.Exited():
+		return Outcome{ExitCode: ws.ExitStatus(), Termination: TerminationExit}
+	case state != nil && ws.Signaled():
+		out := Outcome{ExitCode: -1, Termination: TerminationSignal, Signal: proc.SignalName(ws.Signal())}
+		if reason != "" {
+			out.Termination = reason
+		}
+		return out
+	case reason != "":
+		return Outcome{ExitCode: -1, Termination: reason}
+	default:
+		// The status could not be collected: something else in this
+		// process reaped the child (SIGCHLD ignored, for example). It did
+		// run, so this is not a spawn error; it did not exit observably.
+		return Outcome{ExitCode: -1, Termination: TerminationSignal}
+	}
 }

@@ -1,6 +1,7 @@
 package execgate
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -13,7 +14,20 @@ import (
 // the tests. See helper_test.go.
 const helperEnv = "EXECGATE_TEST_HELPER"
 
+// emptyEnvHelperArg, as the only argument, makes the test binary print its
+// environment between markers: the helper for a child whose environment is
+// empty, where helperEnv cannot reach it.
+const emptyEnvHelperArg = "-execgate-helper-print-env"
+
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == emptyEnvHelperArg {
+		fmt.Println("BEGIN ENV")
+		for _, kv := range os.Environ() {
+			fmt.Println("ENV " + kv)
+		}
+		fmt.Println("END ENV")
+		os.Exit(0)
+	}
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode, os.Args[1:]))
 	}
