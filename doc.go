@@ -1,3 +1,169 @@
 // Package execgate is a gate between an untrusted caller, such as an AI
 // agent, and the operating system's processes.
+//
+// A caller never names an executable or writes a command line. It asks for a
+// logical command by name ("git.log") and hands over JSON arguments; the gate
+// decides, before any process exists, whether that exact call may run, and
+// builds the exact argv itself. Every call takes the same path:
+//
+//	Allowlist.Lookup(name)   unknown name: *NotFoundError
+//	ArgsSchema.Parse(input)  strict decoding and field rules: Argv, or *ValidationError
+//	Policy.Decide            allow, deny (*PolicyError) or require an approval
+//	ExecFn(ctx, Invocation)  start the resolved executable directly
+//	Result                   what happened, always
+//
+// An Allowlist is built once from CommandSpecs by NewAllowlist, which checks
+// every spec and fills in its defaults; an Executor made by NewExecutor runs
+// calls against it:
+//
+//	allow, err := execgate.NewAllowlist(execgate.CommandSpec{
+//		Name:    "git.log",
+//		Command: "git",
+//		Args: execgate.Struct(func(in struct {
+//			MaxCount int `json:"max_count" validate:"min=1,max=100"`
+//		}) execgate.Argv {
+//			return execgate.Argv{Args: []string{"log", "--oneline", "-n", strconv.Itoa(in.MaxCount)}}
+//		}),
+//	})
+//	...
+//	x, err := execgate.NewExecutor(execgate.Config{Allowlist: allow})
+//	...
+//	res, err := x.Run(ctx, "git.log", json.RawMessage(`{"max_count": 5}`))
+//
+// A non-nil error from Run means the call was refused and nothing was
+// started; otherwise res records how the process ended. Config needs only
+// the Allowlist: a nil Policy allows every allowlisted call whose input is
+// valid, a nil ExecFn means DefaultExecFn and a nil Now means time.Now.
+//
+// # Default deny
+//
+// Only names registered in the Allowlist can run, and there is no wildcard.
+// A name that is not registered is refused with a *NotFoundError before its
+// input is decoded, before any Policy is asked and before anything is
+// started. A nil or empty Allowlist refuses every name, as does a zero
+// Proposer.
+//
+// Every spec needs an ArgsSchema. Struct decodes the input strictly into a
+// Go struct, refusing unknown fields, wrong types, duplicate keys, keys that
+// match a field only case-insensitively and trailing data, then applies the
+// struct's validate tags; Fixed accepts only empty input and always runs the
+// same arguments. Whatever the schema, the gate refuses an input larger than
+// MaxInputSize before the schema sees it, and an argument holding a NUL
+// byte after. Refusals are *ValidationError values that name the offending
+// field and never repeat its value.
+//
+// # No shell
+//
+// The gate never runs a shell, so characters such as ';', '|', '$' and '*'
+// in an argument mean nothing: each argument reaches the child as one
+// element of its argv, exactly as the schema built it.
+//
+// The executable is resolved once, when the Allowlist is built. An absolute
+// Command is kept as given (cleaned, not symlink-resolved); a bare name such
+// as "git" is looked up on PATH then. A relative path, or a name that PATH
+// resolves only through a relative entry such as "." (see os/exec's
+// ErrDot), is refused, so a later change of PATH or of the working
+// directory cannot change what runs. CommandSpec.SHA256 may pin the
+// executable's content: NewAllowlist refuses a pin that does not match, and
+// DefaultExecFn hashes the file again at every call and starts nothing on a
+// mismatch. On Linux the file descriptor that was hashed is the one
+// executed.
+//
+// # Environment isolation
+//
+// A child inherits nothing from the calling process. Its environment is
+// exactly CommandSpec.Env: a nil or empty Env means an empty environment,
+// with no PATH, HOME or credentials. To pass variables through, name them
+// explicitly with InheritEnv, which copies them when it is called:
+//
+//	Env: execgate.InheritEnv("HOME", "PATH"),
+//
+// The working directory is CommandSpec.Dir, which must be absolute. An
+// empty Dir means the working directory of the calling process when the
+// Allowlist was built, captured then as an absolute path.
+//
+// # Bounded output and time
+//
+// Each of stdout and stderr keeps at most CommandSpec.MaxOutput bytes
+// (zero means DefaultMaxOutput, 64 KiB); the rest is read, counted in
+// Result.StdoutDropped and Result.StderrDropped, and discarded, so the child
+// never blocks on a full pipe. A cut never splits a UTF-8 sequence. The
+// Executor applies the same bound to whatever any ExecFn returns.
+//
+// A call runs for at most CommandSpec.Timeout (zero means DefaultTimeout,
+// 30 seconds) and, if CommandSpec.NoOutputTimeout is positive, may stay
+// silent on both streams for at most that long; zero turns the silence limit
+// off. When a limit passes or the context is done, DefaultExecFn kills the
+// child's whole process group, and when the child exits on its own it kills
+// whatever is left of its group; a process that has left the group (with
+// setsid, say) is beyond its reach. Where processes cannot be started
+// (js/wasm, Windows), DefaultExecFn starts nothing and every call's Result
+// says spawn_error.
+//
+// # Always a record
+//
+// Errors are for refusals before anything starts. Once a call has passed
+// lookup, validation and policy, Run and Execute return a Result and a nil
+// error for every outcome: a zero or non-zero exit, a signal, a timeout, a
+// cancellation, or a failure to start. Result.Termination says which:
+//
+//	exit               the process exited; ExitCode is its status, OK if 0
+//	signal             a signal the gate did not send ended it; ExitCode -1
+//	timeout            Timeout passed and the group was killed; ExitCode -1
+//	no_output_timeout  NoOutputTimeout passed and the group was killed; ExitCode -1
+//	canceled           the context was done; ExitCode -1
+//	spawn_error        nothing ran; SpawnError says why; ExitCode -1
+//
+// The Executor normalises whatever an ExecFn reports so that these rules
+// hold. A Result never carries the child's environment or stdin, and no
+// error message repeats an argument's value, stdin or an environment value.
+//
+// # Approvals
+//
+// A Policy may require that a call be approved by a person before it runs.
+// Executor.Propose looks the name up, validates the input and asks the
+// Policy as Run does, then stores a private Record in the ApprovalStore (a
+// copy of the input, the spec's fingerprint and a hash of the stdin) and
+// returns an Approval: an envelope with an ID, the command and argv, the
+// reason, an expiry (Config.ApprovalTTL, zero means DefaultApprovalTTL, 15
+// minutes) and a digest. The envelope is safe to show and serialize; it
+// carries neither the environment nor the raw input.
+//
+// Executor.Execute runs an approved call at most once. It takes the stored
+// record atomically, so that of concurrent Execute and Reject calls exactly
+// one wins, checks expiry, recomputes the digest from the envelope it was
+// handed and compares it with the stored one, then looks the name up again
+// in the current Allowlist, validates the stored input again and asks the
+// current Policy. A change of the spec that would change what runs refuses
+// the call with an *ApprovalError; once the record is taken, every refusal
+// leaves it consumed. Executor.Reject withdraws a pending approval. Changing
+// a spec's PolicyVersion (empty means "1") makes all its pending approvals
+// unusable.
+//
+// A nil Config.Store means a MemoryStore of this process holding at most
+// DefaultStoreCapacity (1000) pending records; when it is full, Propose
+// fails with ErrStoreFull rather than evict a pending approval. Executors
+// in several processes share approvals only through a shared ApprovalStore.
+//
+// The digest binds the envelope to the call: a SHA-256 over the approval's
+// fields and everything that decides what runs (path, pin, argv, stdin,
+// environment, directory, limits, PolicyVersion). It is not a signature.
+// Anyone can compute it, and it proves nothing about who approved. What
+// authorizes a call is the record that Propose saved and Execute consumes;
+// deciding who may call Execute, and who may write to a shared store, is up
+// to the program that embeds the gate. Proposer.Check validates a call
+// without a store or any means to run it; the Proposal it returns cannot be
+// executed.
+//
+// # Testing
+//
+// Config.ExecFn is the only part of the gate that touches processes. Nil
+// means DefaultExecFn. Package execgatetest provides Recorder, a fake ExecFn
+// that starts nothing, records every Invocation and answers with canned
+// Outcomes, so tests can drive the whole gate (lookup, validation, policy,
+// approvals) and assert on the exact argv, environment and directory that
+// would have run:
+//
+//	rec := execgatetest.NewRecorder()
+//	x, err := execgate.NewExecutor(execgate.Config{Allowlist: allow, ExecFn: rec.Exec})
 package execgate
