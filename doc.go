@@ -46,11 +46,14 @@
 // Every spec needs an ArgsSchema. Struct decodes the input strictly into a
 // Go struct, refusing unknown fields, wrong types, duplicate keys, keys that
 // match a field only case-insensitively and trailing data, then applies the
-// struct's validate tags; Fixed accepts only empty input and always runs the
-// same arguments. Whatever the schema, the gate refuses an input larger than
+// struct's validate tags; Flags declares a command line's flags,
+// positionals and stdin, for configuration files and CLIs with many flags,
+// and emits each in one canonical spelling; Fixed accepts only empty input
+// and always runs the same arguments. Whatever the schema, the gate refuses an input larger than
 // MaxInputSize before the schema sees it, and an argument holding a NUL
 // byte after. Refusals are *ValidationError values that name the offending
-// field and never repeat its value.
+// field; a Struct refusal never repeats the field's value, and a Flags
+// refusal quotes the offending argv token.
 //
 // # No shell
 //
@@ -116,7 +119,7 @@
 //
 // The Executor normalises whatever an ExecFn reports so that these rules
 // hold. A Result never carries the child's environment or stdin, and no
-// error message repeats an argument's value, stdin or an environment value.
+// error message repeats stdin or an environment value.
 //
 // # Approvals
 //
