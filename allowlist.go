@@ -20,8 +20,9 @@ import (
 // A nil or zero Allowlist is valid and refuses every name. An Allowlist is
 // safe for concurrent use.
 type Allowlist struct {
-	entries map[string]*entry
-	names   []string // sorted
+	entries     map[string]*entry // ordinary specs, by name
+	dispatchers map[string]*entry // dispatcher specs, by name (the prefix they serve)
+	names       []string          // every spec name, sorted
 }
 
 // entry is a checked spec with what every call derives from it computed once.
@@ -49,12 +50,12 @@ type schemaChecker interface {
 // An empty list gives an Allowlist that refuses everything.
 func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 	var cwd string
-	a := &Allowlist{entries: make(map[string]*entry, len(specs))}
+	a := &Allowlist{entries: make(map[string]*entry, len(specs)), dispatchers: make(map[string]*entry)}
 	for _, s := range specs {
 		if err := checkName(s.Name); err != nil {
 			return nil, &ConfigError{Spec: s.Name, Field: "Name", Message: err.Error()}
 		}
-		if _, dup := a.entries[s.Name]; dup {
+		if a.entries[s.Name] != nil || a.dispatchers[s.Name] != nil {
 			return nil, &ConfigError{Spec: s.Name, Field: "Name", Message: "duplicate name"}
 		}
 		if s.Dir == "" && cwd == "" {
@@ -68,7 +69,11 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.entries[s.Name] = e
+		if s.Dispatch {
+			a.dispatchers[s.Name] = e
+		} else {
+			a.entries[s.Name] = e
+		}
 		a.names = append(a.names, s.Name)
 	}
 	sort.Strings(a.names)
@@ -86,6 +91,22 @@ func newEntry(s CommandSpec, cwd string) (*entry, error) {
 		if err := c.check(); err != nil {
 			return nil, bad("Args", "%v", err)
 		}
+	}
+	if _, ok := s.Args.(subcommandParser); ok != s.Dispatch {
+		if s.Dispatch {
+			return nil, bad("Args", "a dispatcher (Dispatch true) needs a Subcommands schema")
+		}
+		return nil, bad("Args", "a Subcommands schema needs Dispatch set")
+	}
+	switch s.Floor {
+	case "":
+		s.Floor = ActionAllow
+		if s.Dispatch {
+			s.Floor = ActionDeny
+		}
+	case ActionAllow, ActionRequireApproval, ActionDeny:
+	default:
+		return nil, bad("Floor", "must be %q, %q or %q", ActionAllow, ActionRequireApproval, ActionDeny)
 	}
 	path, err := resolveCommand(s.Command)
 	if err != nil {
@@ -242,33 +263,53 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// lookup returns the entry for name, or nil. It is safe on a nil Allowlist.
-func (a *Allowlist) lookup(name string) *entry {
+// lookup returns the entry that serves the requested name, or nil, and the
+// subcommand when the entry is a dispatcher. An ordinary spec registered
+// under name wins; otherwise a dispatcher registered under the part of name
+// before its last dot serves it, whatever the subcommand after the dot
+// looks like (the dispatcher's schema checks it). It is safe on a nil
+// Allowlist.
+func (a *Allowlist) lookup(name string) (e *entry, sub string) {
 	if a == nil {
-		return nil
+		return nil, ""
 	}
-	return a.entries[name]
+	if e := a.entries[name]; e != nil {
+		return e, ""
+	}
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		if e := a.dispatchers[name[:i]]; e != nil {
+			return e, name[i+1:]
+		}
+	}
+	return nil, ""
 }
 
-// Lookup returns the checked spec registered under name, with its defaults
-// filled in and its Command resolved to an absolute path, and whether there
-// is one. The returned spec's Env is a copy.
+// Lookup returns the checked spec that serves the requested name, with its
+// defaults filled in and its Command resolved to an absolute path, and
+// whether there is one. For a name served by a dispatcher ("git.stash"
+// served by "git"), it returns the dispatcher's spec. The returned spec's
+// Env is a copy.
 func (a *Allowlist) Lookup(name string) (CommandSpec, bool) {
-	e := a.lookup(name)
+	e, _ := a.lookup(name)
 	if e == nil {
 		return CommandSpec{}, false
 	}
 	return e.publicSpec(), true
 }
 
-// Specs returns every checked spec, sorted by name, as Lookup reports them.
+// Specs returns every checked spec, dispatchers included, sorted by name,
+// as Lookup reports them.
 func (a *Allowlist) Specs() []CommandSpec {
 	if a == nil {
 		return nil
 	}
 	out := make([]CommandSpec, 0, len(a.names))
 	for _, n := range a.names {
-		out = append(out, a.entries[n].publicSpec())
+		e := a.entries[n]
+		if e == nil {
+			e = a.dispatchers[n]
+		}
+		out = append(out, e.publicSpec())
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func TestInvariant10_HandMadeApprovalCannotExecute(t *testing.T) {
 	}})
 	require.NoError(t, err)
 
-	e := a.lookup("echo.say")
+	e, _ := a.lookup("echo.say")
 	now := time.Now().UTC()
 	ap := Approval{
 		ID: uuid.Must(uuid.NewV7()).String(), Name: "echo.say", Command: "/bin/echo", Args: []string{"hi"},

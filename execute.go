@@ -100,49 +100,71 @@ func (x *Executor) Proposer() *Proposer {
 // checks, Run returns a Result and a nil error whatever the process does,
 // including when it cannot be started (see Termination).
 func (x *Executor) Run(ctx context.Context, name string, input json.RawMessage) (Result, error) {
-	e, argv, err := prepare(x.allow.Load(), name, input)
+	c, err := prepare(x.allow.Load(), name, input)
 	if err != nil {
 		return Result{}, err
 	}
-	d, err := x.decide(ctx, e, argv)
+	d, err := x.decide(ctx, c)
 	if err != nil {
 		return Result{}, err
 	}
 	if d.Action != ActionAllow {
 		return Result{}, &PolicyError{Name: name, Action: d.Action, Rule: d.Rule}
 	}
-	return x.spawn(ctx, e, argv, ""), nil
+	return x.spawn(ctx, c, ""), nil
 }
 
-// decide asks the Policy, if any, and normalises its answer: anything
-// other than allow or require_approval is a deny.
-func (x *Executor) decide(ctx context.Context, e *entry, argv Argv) (Decision, error) {
-	if x.policy == nil {
-		return Decision{Action: ActionAllow}, nil
+// FloorRule is the Decision.Rule, and so the PolicyError.Rule, of a
+// decision that a spec's Floor made stricter than the Policy's.
+const FloorRule = "floor"
+
+// decide asks the Policy, if any, normalises its answer (anything other
+// than allow or require_approval is a deny), and applies the spec's Floor,
+// which can only make the decision stricter.
+func (x *Executor) decide(ctx context.Context, c *call) (Decision, error) {
+	d := Decision{Action: ActionAllow}
+	if x.policy != nil {
+		var err error
+		d, err = x.policy.Decide(ctx, Request{
+			Principal: PrincipalFrom(ctx),
+			Name:      c.name,
+			Spec:      c.e.publicSpec(),
+			Argv:      Argv{Args: append([]string(nil), c.argv.Args...), Stdin: append([]byte(nil), c.argv.Stdin...)},
+		})
+		if err != nil {
+			return Decision{}, err
+		}
+		switch d.Action {
+		case ActionAllow, ActionRequireApproval:
+		default:
+			d.Action = ActionDeny
+		}
 	}
-	d, err := x.policy.Decide(ctx, Request{
-		Principal: PrincipalFrom(ctx),
-		Name:      e.spec.Name,
-		Spec:      e.publicSpec(),
-		Argv:      Argv{Args: append([]string(nil), argv.Args...), Stdin: append([]byte(nil), argv.Stdin...)},
-	})
-	if err != nil {
-		return Decision{}, err
-	}
-	switch d.Action {
-	case ActionAllow, ActionRequireApproval:
-	default:
-		d.Action = ActionDeny
+	if strictness(c.e.spec.Floor) > strictness(d.Action) {
+		d = Decision{Action: c.e.spec.Floor, Rule: FloorRule}
 	}
 	return d, nil
 }
 
+// strictness orders actions from allow to deny.
+func strictness(action string) int {
+	switch action {
+	case ActionAllow:
+		return 0
+	case ActionRequireApproval:
+		return 1
+	default:
+		return 2
+	}
+}
+
 // spawn hands a validated call to the ExecFn and turns its Outcome into a
 // Result.
-func (x *Executor) spawn(ctx context.Context, e *entry, argv Argv, approvalID string) Result {
+func (x *Executor) spawn(ctx context.Context, c *call, approvalID string) Result {
+	e, argv := c.e, c.argv
 	s := &e.spec
 	inv := Invocation{
-		Name:            s.Name,
+		Name:            c.name,
 		Path:            s.Command,
 		SHA256:          s.SHA256,
 		Args:            append([]string(nil), argv.Args...),
@@ -159,7 +181,7 @@ func (x *Executor) spawn(ctx context.Context, e *entry, argv Argv, approvalID st
 	r := normalize(out, s.MaxOutput)
 	r.ID = newID()
 	r.ApprovalID = approvalID
-	r.Name = s.Name
+	r.Name = c.name
 	r.Command = s.Command
 	r.Args = argv.Args
 	r.At = at
@@ -258,25 +280,24 @@ func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
 	// Everything that runs comes from the current allowlist and the stored
 	// input, never from the envelope.
 	cur := x.allow.Load()
-	e := cur.lookup(stored.Name)
-	if e == nil || !digestEqual(e.fingerprint, rec.Fingerprint) {
+	if e, _ := cur.lookup(stored.Name); e == nil || !digestEqual(e.fingerprint, rec.Fingerprint) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
 	}
-	e, argv, err := prepare(cur, stored.Name, rec.Input)
+	c, err := prepare(cur, stored.Name, rec.Input)
 	if err != nil {
 		return Result{}, err
 	}
-	if !slices.Equal(argv.Args, stored.Args) || !digestEqual(stdinSHA256(argv.Stdin), rec.StdinSHA256) {
+	if !slices.Equal(c.argv.Args, stored.Args) || !digestEqual(stdinSHA256(c.argv.Stdin), rec.StdinSHA256) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
 	}
-	d, err := x.decide(ctx, e, argv)
+	d, err := x.decide(ctx, c)
 	if err != nil {
 		return Result{}, err
 	}
 	if d.Action == ActionDeny {
 		return Result{}, &PolicyError{Name: stored.Name, Action: d.Action, Rule: d.Rule}
 	}
-	return x.spawn(ctx, e, argv, ap.ID), nil
+	return x.spawn(ctx, c, ap.ID), nil
 }
 
 // Reject withdraws a pending approval so that it can never execute. It

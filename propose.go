@@ -54,32 +54,47 @@ func (p *Proposer) allowlist() *Allowlist {
 // not allowlisted and a *ValidationError for refused input. It asks no
 // Policy and starts nothing.
 func (p *Proposer) Check(name string, input json.RawMessage) (Proposal, error) {
-	e, argv, err := prepare(p.allowlist(), name, input)
+	c, err := prepare(p.allowlist(), name, input)
 	if err != nil {
 		return Proposal{}, err
 	}
 	return Proposal{
 		Name:    name,
-		Command: e.spec.Command,
-		Args:    argv.Args,
-		Stdin:   argv.Stdin,
-		Digest:  proposalDigest(e.fingerprint, argv),
+		Command: c.e.spec.Command,
+		Args:    c.argv.Args,
+		Stdin:   c.argv.Stdin,
+		Digest:  proposalDigest(c.e.fingerprint, c.argv),
 	}, nil
+}
+
+// call is a validated call: the requested name, the entry that serves it,
+// and the argv its schema built.
+type call struct {
+	name string
+	e    *entry
+	argv Argv
 }
 
 // prepare is the one path from a name and an input to a validated call:
 // lookup first (default deny), then the size cap, then the spec's schema,
 // then the checks every argv must pass whatever schema built it. Run,
 // Propose, Execute and Proposer.Check all go through it.
-func prepare(a *Allowlist, name string, input json.RawMessage) (*entry, Argv, error) {
-	e := a.lookup(name)
+func prepare(a *Allowlist, name string, input json.RawMessage) (*call, error) {
+	e, sub := a.lookup(name)
 	if e == nil {
-		return nil, Argv{}, &NotFoundError{Name: name}
+		return nil, &NotFoundError{Name: name}
 	}
 	if len(input) > MaxInputSize {
-		return nil, Argv{}, &ValidationError{Name: name, Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
+		return nil, &ValidationError{Name: name, Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
 	}
-	argv, err := e.spec.Args.Parse(input)
+	var argv Argv
+	var err error
+	if e.spec.Dispatch {
+		// NewAllowlist made sure a dispatcher's schema is a subcommandParser.
+		argv, err = e.spec.Args.(subcommandParser).parseSubcommand(sub, input)
+	} else {
+		argv, err = e.spec.Args.Parse(input)
+	}
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -89,11 +104,11 @@ func prepare(a *Allowlist, name string, input json.RawMessage) (*entry, Argv, er
 			if len(out.Issues) == 0 {
 				out.Issues = []Issue{{Message: "input refused"}}
 			}
-			return nil, Argv{}, &out
+			return nil, &out
 		}
 		// A schema that fails without a ValidationError still refuses;
 		// its message is not shown, it may repeat the input.
-		return nil, Argv{}, &ValidationError{Name: name, Issues: []Issue{{Message: "input refused by the command's schema"}}}
+		return nil, &ValidationError{Name: name, Issues: []Issue{{Message: "input refused by the command's schema"}}}
 	}
 	// Whatever the schema, copy the argv so that nothing the schema or the
 	// caller holds can change it later, and refuse NUL, which no argv can
@@ -101,14 +116,14 @@ func prepare(a *Allowlist, name string, input json.RawMessage) (*entry, Argv, er
 	out := Argv{Args: make([]string, len(argv.Args))}
 	for i, a := range argv.Args {
 		if strings.IndexByte(a, 0) >= 0 {
-			return nil, Argv{}, &ValidationError{Name: name, Issues: []Issue{{Field: "args", Message: "an argument contains a NUL byte"}}}
+			return nil, &ValidationError{Name: name, Issues: []Issue{{Field: "args", Message: "an argument contains a NUL byte"}}}
 		}
 		out.Args[i] = strings.Clone(a)
 	}
 	if len(argv.Stdin) > 0 {
 		out.Stdin = append([]byte(nil), argv.Stdin...)
 	}
-	return e, out, nil
+	return &call{name: name, e: e, argv: out}, nil
 }
 
 // Approval is the envelope of a proposed call, for a person or another
@@ -153,14 +168,14 @@ type Approval struct {
 // MaxApprovalArgBytes, or a bad reason), *PolicyError when the Policy
 // denies, or the store's error, such as ErrStoreFull.
 func (x *Executor) Propose(ctx context.Context, name string, input json.RawMessage, reason string) (Approval, error) {
-	e, argv, err := prepare(x.allow.Load(), name, input)
+	c, err := prepare(x.allow.Load(), name, input)
 	if err != nil {
 		return Approval{}, err
 	}
-	if issues := checkArgsAndReason(argv.Args, reason); len(issues) > 0 {
+	if issues := checkArgsAndReason(c.argv.Args, reason); len(issues) > 0 {
 		return Approval{}, &ValidationError{Name: name, Issues: issues}
 	}
-	d, err := x.decide(ctx, e, argv)
+	d, err := x.decide(ctx, c)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -170,18 +185,18 @@ func (x *Executor) Propose(ctx context.Context, name string, input json.RawMessa
 	now := x.now().UTC().Round(0)
 	ap := Approval{
 		ID:            newID(),
-		Name:          e.spec.Name,
-		Command:       e.spec.Command,
-		Args:          argv.Args,
+		Name:          c.name,
+		Command:       c.e.spec.Command,
+		Args:          c.argv.Args,
 		Reason:        reason,
-		PolicyVersion: e.spec.PolicyVersion,
+		PolicyVersion: c.e.spec.PolicyVersion,
 		CreatedAt:     now,
 		ExpiresAt:     now.Add(x.ttl),
 	}
 	rec := Record{
 		Input:       append(json.RawMessage(nil), input...),
-		Fingerprint: e.fingerprint,
-		StdinSHA256: stdinSHA256(argv.Stdin),
+		Fingerprint: c.e.fingerprint,
+		StdinSHA256: stdinSHA256(c.argv.Stdin),
 	}
 	ap.Digest = approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256)
 	rec.Approval = ap

@@ -87,6 +87,46 @@ type CommandSpec struct {
 	// makes all pending approvals for this command unusable. Empty means
 	// DefaultPolicyVersion.
 	PolicyVersion string
+
+	// Dispatch makes this spec a dispatcher: instead of the name itself it
+	// serves every requested name Name+"."+sub that has no spec of its own,
+	// where sub is a subcommand matching ^[a-z][a-z0-9-]*$ (at most 64
+	// bytes). Its Args must be a Subcommands schema, which places the
+	// subcommand, taken from the requested name only, after fixed leading
+	// arguments. The Policy decides on the requested name ("git.stash"),
+	// and Floor defaults to ActionDeny. False means an ordinary spec,
+	// served under Name only.
+	Dispatch bool
+
+	// Floor is the least strict decision a call to this spec can get. It
+	// is applied after the Policy and can only make its decision stricter:
+	// ActionRequireApproval makes every call need an approval (Run refuses,
+	// Propose and Execute work) even when the Policy allows it; ActionDeny
+	// refuses every call. ActionAllow means no floor. Empty means
+	// ActionAllow for an ordinary spec and ActionDeny for a dispatcher.
+	Floor string
+
+	// Hints describe the command's effects for tool listings (such as MCP
+	// tool annotations). They are advice to callers: the gate does not
+	// enforce them, and they are not part of any digest. The zero Hints
+	// claims nothing.
+	Hints Hints
+}
+
+// Hints describe what a command does, for tool listings. A nil field makes
+// no claim, and a listing then uses its own default (MCP, for example,
+// assumes a tool may be destructive and open-world unless told otherwise).
+type Hints struct {
+	// ReadOnly claims the command does not change its environment.
+	ReadOnly *bool
+	// Destructive claims the command may delete or overwrite data.
+	Destructive *bool
+	// Idempotent claims that repeating a call with the same arguments has
+	// no further effect.
+	Idempotent *bool
+	// OpenWorld claims the command may reach outside systems (network,
+	// other services).
+	OpenWorld *bool
 }
 
 // Argv is what a schema builds from one accepted input: the arguments
