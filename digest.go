@@ -78,3 +78,11 @@ func putTime(h *canon.Hasher, label string, t time.Time) {
 func digestEqual(a, b string) bool {
 	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
+
+// argsSHA256 hashes an argv for the audit trail, in the same encoding as
+// the "args" list of the proposal digest.
+func argsSHA256(args []string) string {
+	h := canon.New("execgate.args.v1")
+	h.Strings("args", args)
+	return h.Sum()
+}

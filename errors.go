@@ -117,6 +117,10 @@ const (
 	// ActionRequireApproval lets the call run only through Propose and
 	// Execute.
 	ActionRequireApproval = "require_approval"
+	// ActionRateLimited refuses the call because its principal has used up
+	// a rate limit or budget, or repeats itself; it is refused like
+	// ActionDeny.
+	ActionRateLimited = "rate_limited"
 )
 
 // PolicyError reports that the Policy refused a call, or that it requires
@@ -124,8 +128,8 @@ const (
 type PolicyError struct {
 	// Name is the requested command name.
 	Name string
-	// Action is ActionDeny, or ActionRequireApproval when Run was used for
-	// a call that must be proposed first.
+	// Action is ActionDeny, ActionRateLimited, or ActionRequireApproval
+	// when Run was used for a call that must be proposed first.
 	Action string
 	// Rule names the rule that decided, if the Policy reported one.
 	Rule string

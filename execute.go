@@ -31,6 +31,12 @@ type Config struct {
 	Now func() time.Time
 	// Policy decides who may run what. Nil allows every allowlisted call.
 	Policy Policy
+	// Auditor receives one Event per call, refused or run. Nil means no
+	// audit trail. See Auditor for how a failing Auditor stops calls.
+	Auditor Auditor
+	// AuditFailOpen lets calls go ahead when the Auditor reports it is not
+	// ready. False (fail closed) refuses them with an *AuditError.
+	AuditFailOpen bool
 }
 
 // Executor is the gate: it runs allowlisted commands with validated input,
@@ -42,6 +48,9 @@ type Executor struct {
 	ttl    time.Duration
 	now    func() time.Time
 	policy Policy
+
+	auditor       Auditor
+	auditFailOpen bool
 }
 
 // NewExecutor returns an Executor for cfg. It returns a *ConfigError if
@@ -59,6 +68,9 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		ttl:    cfg.ApprovalTTL,
 		now:    cfg.Now,
 		policy: cfg.Policy,
+
+		auditor:       cfg.Auditor,
+		auditFailOpen: cfg.AuditFailOpen,
 	}
 	if x.execFn == nil {
 		x.execFn = DefaultExecFn
@@ -100,16 +112,28 @@ func (x *Executor) Proposer() *Proposer {
 // checks, Run returns a Result and a nil error whatever the process does,
 // including when it cannot be started (see Termination).
 func (x *Executor) Run(ctx context.Context, name string, input json.RawMessage) (Result, error) {
+	ev := x.newEvent(ctx, OpRun, name)
+	res, err := x.run(ctx, name, input, ev)
+	x.finish(ctx, ev, &res, err)
+	return res, err
+}
+
+func (x *Executor) run(ctx context.Context, name string, input json.RawMessage, ev *Event) (Result, error) {
 	c, err := prepare(x.allow.Load(), name, input)
 	if err != nil {
 		return Result{}, err
 	}
+	ev.noteCall(c)
 	d, err := x.decide(ctx, c)
 	if err != nil {
 		return Result{}, err
 	}
+	ev.noteDecision(d)
 	if d.Action != ActionAllow {
 		return Result{}, &PolicyError{Name: name, Action: d.Action, Rule: d.Rule}
+	}
+	if err := x.auditReady(ctx); err != nil {
+		return Result{}, err
 	}
 	return x.spawn(ctx, c, ""), nil
 }
@@ -135,7 +159,7 @@ func (x *Executor) decide(ctx context.Context, c *call) (Decision, error) {
 			return Decision{}, err
 		}
 		switch d.Action {
-		case ActionAllow, ActionRequireApproval:
+		case ActionAllow, ActionRequireApproval, ActionRateLimited:
 		default:
 			d.Action = ActionDeny
 		}
@@ -153,7 +177,7 @@ func strictness(action string) int {
 		return 0
 	case ActionRequireApproval:
 		return 1
-	default:
+	default: // deny and rate_limited refuse alike
 		return 2
 	}
 }
@@ -250,7 +274,22 @@ func normalize(o Outcome, maxOutput int) Result {
 // taken, every refusal leaves it consumed. A call that runs returns a
 // Result and a nil error, as with Run.
 func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
+	ev := x.newEvent(ctx, OpExecute, "")
+	res, err := x.execute(ctx, ap, ev)
+	x.finish(ctx, ev, &res, err)
+	return res, err
+}
+
+func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result, error) {
 	if err := checkEnvelope(&ap); err != nil {
+		return Result{}, err
+	}
+	if ev != nil {
+		ev.Name, ev.ApprovalID = ap.Name, ap.ID
+	}
+	// An Auditor that cannot record refuses before the record is taken, so
+	// the approval is not burned.
+	if err := x.auditReady(ctx); err != nil {
 		return Result{}, err
 	}
 	rec, err := x.store.Take(ctx, ap.ID)
@@ -287,6 +326,7 @@ func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	ev.noteCall(c)
 	if !slices.Equal(c.argv.Args, stored.Args) || !digestEqual(stdinSHA256(c.argv.Stdin), rec.StdinSHA256) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
 	}
@@ -294,7 +334,8 @@ func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if d.Action == ActionDeny {
+	ev.noteDecision(d)
+	if d.Action != ActionAllow && d.Action != ActionRequireApproval {
 		return Result{}, &PolicyError{Name: stored.Name, Action: d.Action, Rule: d.Rule}
 	}
 	return x.spawn(ctx, c, ap.ID), nil
@@ -307,8 +348,17 @@ func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
 // malformed id is refused with a *ValidationError before the store is
 // touched.
 func (x *Executor) Reject(ctx context.Context, id string) (bool, error) {
+	ev := x.newEvent(ctx, OpReject, "")
+	var ok bool
+	var err error
 	if is := checkID(id); is != nil {
-		return false, &ValidationError{Name: approvalSubject, Issues: []Issue{*is}}
+		err = &ValidationError{Name: approvalSubject, Issues: []Issue{*is}}
+	} else {
+		ok, err = x.store.Delete(ctx, id)
+		if ev != nil {
+			ev.ApprovalID, ev.Rejected = id, ok
+		}
 	}
-	return x.store.Delete(ctx, id)
+	x.finish(ctx, ev, nil, err)
+	return ok, err
 }

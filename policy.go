@@ -30,11 +30,14 @@ type Request struct {
 
 // Decision is a Policy's answer.
 type Decision struct {
-	// Action is ActionAllow, ActionDeny or ActionRequireApproval. Any other
-	// value is treated as ActionDeny.
+	// Action is ActionAllow, ActionDeny, ActionRequireApproval or
+	// ActionRateLimited. Any other value is treated as ActionDeny.
 	Action string
 	// Rule names the rule that decided, for errors and audit records.
 	Rule string
+	// Grant names the grant that turned ActionRequireApproval into
+	// ActionAllow, if one did, for audit records.
+	Grant string
 }
 
 // PolicyFunc adapts a function to the Policy interface.

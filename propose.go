@@ -168,10 +168,21 @@ type Approval struct {
 // MaxApprovalArgBytes, or a bad reason), *PolicyError when the Policy
 // denies, or the store's error, such as ErrStoreFull.
 func (x *Executor) Propose(ctx context.Context, name string, input json.RawMessage, reason string) (Approval, error) {
+	ev := x.newEvent(ctx, OpPropose, name)
+	ap, err := x.propose(ctx, name, input, reason, ev)
+	if ev != nil {
+		ev.ApprovalID = ap.ID
+	}
+	x.finish(ctx, ev, nil, err)
+	return ap, err
+}
+
+func (x *Executor) propose(ctx context.Context, name string, input json.RawMessage, reason string, ev *Event) (Approval, error) {
 	c, err := prepare(x.allow.Load(), name, input)
 	if err != nil {
 		return Approval{}, err
 	}
+	ev.noteCall(c)
 	if issues := checkArgsAndReason(c.argv.Args, reason); len(issues) > 0 {
 		return Approval{}, &ValidationError{Name: name, Issues: issues}
 	}
@@ -179,8 +190,12 @@ func (x *Executor) Propose(ctx context.Context, name string, input json.RawMessa
 	if err != nil {
 		return Approval{}, err
 	}
-	if d.Action == ActionDeny {
+	ev.noteDecision(d)
+	if d.Action != ActionAllow && d.Action != ActionRequireApproval {
 		return Approval{}, &PolicyError{Name: name, Action: d.Action, Rule: d.Rule}
+	}
+	if err := x.auditReady(ctx); err != nil {
+		return Approval{}, err
 	}
 	now := x.now().UTC().Round(0)
 	ap := Approval{

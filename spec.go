@@ -106,6 +106,11 @@ type CommandSpec struct {
 	// ActionAllow for an ordinary spec and ActionDeny for a dispatcher.
 	Floor string
 
+	// SensitiveArgs keeps the argv out of audit Events: they carry only its
+	// SHA-256. Results and approvals still show the argv to their callers.
+	// False means Events carry the argv.
+	SensitiveArgs bool
+
 	// Hints describe the command's effects for tool listings (such as MCP
 	// tool annotations). They are advice to callers: the gate does not
 	// enforce them, and they are not part of any digest. The zero Hints

@@ -1,0 +1,208 @@
+package execgate
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Operations an Event reports.
+const (
+	OpRun     = "run"
+	OpPropose = "propose"
+	OpExecute = "execute"
+	OpReject  = "reject"
+)
+
+// Error kinds an Event reports for a refused call.
+const (
+	ErrorKindNotFound   = "not_found"
+	ErrorKindValidation = "validation"
+	ErrorKindPolicy     = "policy"
+	ErrorKindApproval   = "approval"
+	ErrorKindAudit      = "audit"
+	ErrorKindStore      = "store"
+	ErrorKindOther      = "error"
+)
+
+// Event is the audit record of one call to Run, Propose, Execute or
+// Reject, refused or run. The Executor hands exactly one Event per call to
+// Config.Auditor. An Event never holds stdin or environment values: only
+// their size and the environment's key names.
+type Event struct {
+	// Op is OpRun, OpPropose, OpExecute or OpReject.
+	Op string `json:"op"`
+	// TraceID is the Result's ID when a process was handed to the ExecFn,
+	// and a new UUIDv7 otherwise.
+	TraceID string `json:"traceId"`
+	// Time is when the call started, from Config.Now.
+	Time time.Time `json:"time"`
+	// Principal is PrincipalFrom(ctx) of the call.
+	Principal string `json:"principal,omitempty"`
+	// Name is the requested command name (for Execute, the approval's).
+	Name string `json:"name,omitempty"`
+	// Command is the resolved executable, once the name was looked up.
+	Command string `json:"command,omitempty"`
+	// Args is the argv after validation, unless the spec sets
+	// SensitiveArgs; ArgsSHA256 is then the only trace of it.
+	Args []string `json:"args,omitempty"`
+	// ArgsSHA256 is the hex SHA-256 of the argv, in the canonical encoding
+	// of the proposal digest's "args" list, whenever the argv is known.
+	ArgsSHA256 string `json:"argsSha256,omitempty"`
+	// StdinBytes is the size of the call's stdin.
+	StdinBytes int `json:"stdinBytes,omitempty"`
+	// EnvKeys are the names of the child's environment variables, sorted.
+	EnvKeys []string `json:"envKeys,omitempty"`
+	// Decision, Rule and Grant are the policy's answer, once it was asked.
+	Decision string `json:"decision,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Grant    string `json:"grant,omitempty"`
+	// ApprovalID is the approval's ID for Propose, Execute and Reject.
+	ApprovalID string `json:"approvalId,omitempty"`
+	// Rejected reports, for Reject, whether a pending approval was removed.
+	Rejected bool `json:"rejected,omitempty"`
+	// Termination, ExitCode, Duration and the dropped counts come from
+	// the Result when a process was handed to the ExecFn; Termination is
+	// "" otherwise.
+	Termination   Termination   `json:"termination,omitempty"`
+	ExitCode      int           `json:"exitCode"`
+	Duration      time.Duration `json:"duration,omitempty"`
+	StdoutDropped int64         `json:"stdoutDropped,omitempty"`
+	StderrDropped int64         `json:"stderrDropped,omitempty"`
+	// Error is the kind of refusal (ErrorKindNotFound, ...), or "".
+	Error string `json:"error,omitempty"`
+	// Reason details the refusal: the ApprovalError reason or the
+	// PolicyError action.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Auditor receives the audit trail. Audit is called once per call, after
+// the call is decided and, if a process ran, after it ended; it may be
+// called concurrently.
+//
+// An Auditor that also implements ReadyAuditor is asked before anything
+// happens that needs a record: before a process is handed to the ExecFn,
+// before Propose stores an approval, and before Execute takes one. If Ready
+// returns an error, the call is refused with an *AuditError (fail closed)
+// unless Config.AuditFailOpen is set. An Auditor whose Audit fails should
+// report it from Ready until it has recovered, so that a lost record stops
+// further calls instead of passing silently: the call whose record failed
+// has already run and still returns its Result.
+type Auditor interface {
+	Audit(ctx context.Context, ev Event) error
+}
+
+// ReadyAuditor is an Auditor that can tell whether it is able to record.
+type ReadyAuditor interface {
+	Auditor
+	Ready(ctx context.Context) error
+}
+
+// AuditError reports that a call was refused because its Auditor was not
+// ready to record it.
+type AuditError struct {
+	Err error
+}
+
+// Error implements error.
+func (e *AuditError) Error() string { return "execgate: audit is not available: " + e.Err.Error() }
+
+// Unwrap returns the Auditor's error.
+func (e *AuditError) Unwrap() error { return e.Err }
+
+// auditReady asks a ReadyAuditor whether it can record.
+func (x *Executor) auditReady(ctx context.Context) error {
+	ra, ok := x.auditor.(ReadyAuditor)
+	if !ok || x.auditFailOpen {
+		return nil
+	}
+	if err := ra.Ready(ctx); err != nil {
+		return &AuditError{Err: err}
+	}
+	return nil
+}
+
+// newEvent starts the Event of one call.
+func (x *Executor) newEvent(ctx context.Context, op, name string) *Event {
+	if x.auditor == nil {
+		return nil
+	}
+	return &Event{Op: op, Time: x.now(), Principal: PrincipalFrom(ctx), Name: name}
+}
+
+// noteCall records what a validated call would run.
+func (ev *Event) noteCall(c *call) {
+	if ev == nil {
+		return
+	}
+	ev.Name = c.name
+	ev.Command = c.e.spec.Command
+	ev.ArgsSHA256 = argsSHA256(c.argv.Args)
+	if !c.e.spec.SensitiveArgs {
+		ev.Args = slices.Clone(c.argv.Args)
+	}
+	ev.StdinBytes = len(c.argv.Stdin)
+	ev.EnvKeys = make([]string, len(c.e.env))
+	for i, kv := range c.e.env {
+		ev.EnvKeys[i], _, _ = strings.Cut(kv, "=")
+	}
+}
+
+// noteDecision records the policy's answer.
+func (ev *Event) noteDecision(d Decision) {
+	if ev == nil {
+		return
+	}
+	ev.Decision, ev.Rule, ev.Grant = d.Action, d.Rule, d.Grant
+}
+
+// finish completes the Event with the call's outcome and hands it to the
+// Auditor. An error from Audit is the Auditor's to report (see Auditor).
+func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error) {
+	if ev == nil {
+		return
+	}
+	if res != nil && res.ID != "" {
+		ev.TraceID = res.ID
+		ev.Termination = res.Termination
+		ev.ExitCode = res.ExitCode
+		ev.Duration = res.Duration
+		ev.StdoutDropped = res.StdoutDropped
+		ev.StderrDropped = res.StderrDropped
+	} else {
+		ev.TraceID = newID()
+	}
+	if err != nil {
+		ev.Error, ev.Reason = errorKind(err)
+	}
+	_ = x.auditor.Audit(ctx, *ev)
+}
+
+// errorKind classifies a refusal for the audit trail.
+func errorKind(err error) (kind, reason string) {
+	var (
+		nf *NotFoundError
+		ve *ValidationError
+		pe *PolicyError
+		ae *ApprovalError
+		au *AuditError
+	)
+	switch {
+	case errors.As(err, &nf):
+		return ErrorKindNotFound, ""
+	case errors.As(err, &ve):
+		return ErrorKindValidation, ""
+	case errors.As(err, &pe):
+		return ErrorKindPolicy, pe.Action
+	case errors.As(err, &ae):
+		return ErrorKindApproval, ae.Reason
+	case errors.As(err, &au):
+		return ErrorKindAudit, ""
+	case errors.Is(err, ErrStoreFull), errors.Is(err, ErrDuplicateID):
+		return ErrorKindStore, ""
+	default:
+		return ErrorKindOther, ""
+	}
+}
