@@ -124,7 +124,7 @@ func (x *Executor) run(ctx context.Context, name string, input json.RawMessage, 
 		return Result{}, err
 	}
 	ev.noteCall(c)
-	d, err := x.decide(ctx, c)
+	d, err := x.decide(ctx, OpRun, c)
 	if err != nil {
 		return Result{}, err
 	}
@@ -145,11 +145,12 @@ const FloorRule = "floor"
 // decide asks the Policy, if any, normalises its answer (anything other
 // than allow or require_approval is a deny), and applies the spec's Floor,
 // which can only make the decision stricter.
-func (x *Executor) decide(ctx context.Context, c *call) (Decision, error) {
+func (x *Executor) decide(ctx context.Context, op string, c *call) (Decision, error) {
 	d := Decision{Action: ActionAllow}
 	if x.policy != nil {
 		var err error
 		d, err = x.policy.Decide(ctx, Request{
+			Op:        op,
 			Principal: PrincipalFrom(ctx),
 			Name:      c.name,
 			Spec:      c.e.publicSpec(),
@@ -330,7 +331,7 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if !slices.Equal(c.argv.Args, stored.Args) || !digestEqual(stdinSHA256(c.argv.Stdin), rec.StdinSHA256) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
 	}
-	d, err := x.decide(ctx, c)
+	d, err := x.decide(ctx, OpExecute, c)
 	if err != nil {
 		return Result{}, err
 	}

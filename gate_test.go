@@ -228,6 +228,7 @@ func TestRun_PolicySeesPrincipalAndCall(t *testing.T) {
 	x, _ := newGate(t, execgate.Config{Policy: pol}, execgate.CommandSpec{Name: "echo.hi", Command: "/bin/echo", Args: execgate.Fixed("hi")})
 	_, err := x.Run(execgate.WithPrincipal(context.Background(), "alice"), "echo.hi", nil)
 	require.NoError(t, err)
+	assert.Equal(t, execgate.OpRun, got.Op)
 	assert.Equal(t, "alice", got.Principal)
 	assert.Equal(t, "echo.hi", got.Name)
 	assert.Equal(t, "/bin/echo", got.Spec.Command)

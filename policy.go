@@ -18,6 +18,11 @@ type Policy interface {
 
 // Request is what a Policy decides on.
 type Request struct {
+	// Op is the Executor method asking: OpRun, OpPropose or OpExecute. A
+	// Policy that counts calls (a rate limit) may count a proposed call at
+	// OpPropose only, since the same call is asked about again at
+	// OpExecute.
+	Op string
 	// Principal is who is asking, from PrincipalFrom(ctx); "" if unknown.
 	Principal string
 	// Name is the requested command name.

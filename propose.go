@@ -186,7 +186,7 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	if issues := checkArgsAndReason(c.argv.Args, reason); len(issues) > 0 {
 		return Approval{}, &ValidationError{Name: name, Issues: issues}
 	}
-	d, err := x.decide(ctx, c)
+	d, err := x.decide(ctx, OpPropose, c)
 	if err != nil {
 		return Approval{}, err
 	}
