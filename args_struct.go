@@ -143,8 +143,12 @@ func (s *structSchema[T]) Parse(input json.RawMessage) (argv Argv, err error) {
 			return Argv{}, structRefusal(issues)
 		}
 	}
+	// Only the decoding issues (at most strictjson's problem cap) can cover
+	// a validator issue, so this stays linear in the number of failing
+	// fields however many there are.
+	decoded := issues
 	for _, is := range validateStruct(&v, s.typ) {
-		if !coveredBy(is.Field, issues) {
+		if !coveredBy(is.Field, decoded) {
 			issues = append(issues, is)
 		}
 	}
@@ -169,7 +173,10 @@ func structRefusal(issues []Issue) *ValidationError {
 func coveredBy(field string, issues []Issue) bool {
 	for _, is := range issues {
 		p := is.Field
-		if p == field || p != "" && (strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"[")) {
+		if p == field {
+			return true
+		}
+		if p != "" && len(field) > len(p) && strings.HasPrefix(field, p) && (field[len(p)] == '.' || field[len(p)] == '[') {
 			return true
 		}
 	}
