@@ -48,6 +48,9 @@ type Event struct {
 	// Args is the argv after validation, unless the spec sets
 	// SensitiveArgs; ArgsSHA256 is then the only trace of it.
 	Args []string `json:"args,omitempty"`
+	// ArgsWithheld reports that the spec sets SensitiveArgs, so Args is
+	// empty whatever the argv was.
+	ArgsWithheld bool `json:"argsWithheld,omitempty"`
 	// ArgsSHA256 is the hex SHA-256 of the argv, in the canonical encoding
 	// of the proposal digest's "args" list, whenever the argv is known.
 	ArgsSHA256 string `json:"argsSha256,omitempty"`
@@ -68,6 +71,8 @@ type Event struct {
 	// "" otherwise.
 	Termination   Termination   `json:"termination,omitempty"`
 	ExitCode      int           `json:"exitCode"`
+	Signal        string        `json:"signal,omitempty"`
+	PID           int           `json:"pid,omitempty"`
 	Duration      time.Duration `json:"duration,omitempty"`
 	StdoutDropped int64         `json:"stdoutDropped,omitempty"`
 	StderrDropped int64         `json:"stderrDropped,omitempty"`
@@ -140,7 +145,9 @@ func (ev *Event) noteCall(c *call) {
 	ev.Name = c.name
 	ev.Command = c.e.spec.Command
 	ev.ArgsSHA256 = argsSHA256(c.argv.Args)
-	if !c.e.spec.SensitiveArgs {
+	if c.e.spec.SensitiveArgs {
+		ev.ArgsWithheld = true
+	} else {
 		ev.Args = slices.Clone(c.argv.Args)
 	}
 	ev.StdinBytes = len(c.argv.Stdin)
@@ -168,6 +175,8 @@ func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error
 		ev.TraceID = res.ID
 		ev.Termination = res.Termination
 		ev.ExitCode = res.ExitCode
+		ev.Signal = res.Signal
+		ev.PID = res.PID
 		ev.Duration = res.Duration
 		ev.StdoutDropped = res.StdoutDropped
 		ev.StderrDropped = res.StderrDropped
