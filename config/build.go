@@ -1,0 +1,635 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/execgate/execgate"
+)
+
+// This file checks the decoded configuration and turns it into
+// execgate.CommandSpecs, one tool at a time.
+
+// maxToolName keeps "<tool>.<subcommand>" within the 128 bytes a spec
+// name may have, with subcommands of up to maxSubcommand bytes.
+const (
+	maxToolName   = 63
+	maxSubcommand = 64
+)
+
+var (
+	toolNameRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	subcommandRe = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	flagNameRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	shortRe      = regexp.MustCompile(`^[A-Za-z0-9]$`)
+	sha256Re     = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+)
+
+// Spellings of default_action.
+var actions = map[string]string{
+	"allow":          execgate.ActionAllow,
+	"deny":           execgate.ActionDeny,
+	"human_approval": execgate.ActionRequireApproval,
+}
+
+// origin is where a spec came from, to place NewAllowlist's errors.
+type origin struct {
+	tool *toolDoc
+	cmd  *commandDoc // nil for a dispatcher
+}
+
+type builder struct {
+	*decoder
+	doc     *fileDoc
+	specs   []execgate.CommandSpec
+	origins map[string]origin
+	tools   []Tool
+	names   map[string]*yaml.Node // tool name -> its node
+}
+
+// build checks doc and returns the specs and the tool descriptions. The
+// caller must only use them when no problem was recorded.
+func (d *decoder) build(doc *fileDoc) *builder {
+	b := &builder{decoder: d, doc: doc, origins: make(map[string]origin), names: make(map[string]*yaml.Node)}
+	if doc.version.set && doc.version.v != 1 {
+		d.add(doc.version.node, doc.version.path, "unsupported version %d: this release reads version 1", doc.version.v)
+	}
+	b.checkEnv(doc.defaults.env, doc.defaults.inheritEnv, nil)
+	for _, t := range doc.tools {
+		if t.ok {
+			b.tool(t)
+		}
+	}
+	return b
+}
+
+// checkEnv checks the keys and values of env and inherit_env. t is the
+// tool they belong to, or nil for defaults, where hostile keys are always
+// refused.
+func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
+	allowHostile := t != nil && t.allowHostileEnv.v
+	hostile := func(n *yaml.Node, path, key string) {
+		if !isHostileEnv(key) || allowHostile {
+			return
+		}
+		if t == nil {
+			b.add(n, path, "%s can make the executable load or run other code; it is refused in defaults: set it on the tool that needs it, with allow_hostile_env: true", quote(key))
+			return
+		}
+		b.add(n, path, "%s can make the executable load or run other code; set allow_hostile_env: true on this tool if it really must be set", quote(key))
+	}
+	for _, e := range env {
+		k := e.key.v
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			b.add(e.key.node, e.key.path, "an environment variable name must be non-empty and contain neither '=' nor NUL")
+			continue
+		}
+		if strings.IndexByte(e.value.v, 0) >= 0 {
+			b.add(e.value.node, e.value.path, "the value contains NUL") // never repeat the value
+		}
+		hostile(e.key.node, e.key.path, k)
+	}
+	seen := make(map[string]*yaml.Node, len(inherit))
+	for _, e := range inherit {
+		k := e.v
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			b.add(e.node, e.path, "an environment variable name must be non-empty and contain neither '=' nor NUL")
+			continue
+		}
+		if first, dup := seen[k]; dup {
+			b.add(e.node, e.path, "%s is listed twice (first at line %d)", quote(k), first.Line)
+			continue
+		}
+		seen[k] = e.node
+		hostile(e.node, e.path, k)
+	}
+}
+
+// limitsOf returns the first value set among ls, most specific first.
+func limitsOf(ls ...*limitsDoc) (timeout, noOutput time.Duration, maxOutput int) {
+	tSet, nSet, mSet := false, false, false
+	for _, l := range ls {
+		if l == nil {
+			continue
+		}
+		if !tSet && l.timeout.set {
+			timeout, tSet = l.timeout.v, true
+		}
+		if !nSet && l.noOutputTimeout.set {
+			noOutput, nSet = l.noOutputTimeout.v, true
+		}
+		if !mSet && l.maxOutput.set {
+			maxOutput, mSet = l.maxOutput.v, true
+		}
+	}
+	return timeout, noOutput, maxOutput
+}
+
+func (b *builder) tool(t *toolDoc) {
+	name := t.name.v
+	nameOK := false
+	switch {
+	case !t.keys["name"]:
+		b.add(t.node, t.path+".name", "required: the tool's name, such as git")
+	case !t.name.set:
+		// The type error is already reported.
+	case name == "":
+		b.add(t.name.node, t.name.path, "must not be empty")
+	case len(name) > maxToolName || !toolNameRe.MatchString(name):
+		b.add(t.name.node, t.name.path, "%s: a tool name is 1 to %d ASCII letters, digits, '_' and '-', starting with a letter or digit (no dots)", quote(name), maxToolName)
+	default:
+		if first, dup := b.names[name]; dup {
+			b.add(t.name.node, t.name.path, "duplicate tool name %s (first at line %d)", quote(name), first.Line)
+		} else {
+			b.names[name] = t.name.node
+			nameOK = true
+		}
+	}
+
+	// The executable.
+	var path string
+	switch {
+	case !t.keys["bin"]:
+		b.add(t.node, t.path+".bin", "required: the executable's absolute path, or a name found on PATH")
+	case !t.bin.set:
+	default:
+		p, err := resolveBin(t.bin.v)
+		if err != nil {
+			b.add(t.bin.node, t.bin.path, "%v", err)
+		} else {
+			path = p
+		}
+	}
+	if t.sha256.set && !sha256Re.MatchString(t.sha256.v) {
+		b.add(t.sha256.node, t.sha256.path, "must be 64 hex digits (the executable's SHA-256)")
+	}
+	if t.workingDir.set {
+		if w := t.workingDir.v; !filepath.IsAbs(w) || strings.IndexByte(w, 0) >= 0 {
+			b.add(t.workingDir.node, t.workingDir.path, "must be an absolute path without NUL (leave it out for the working directory at load time)")
+		}
+	}
+	if t.policyVersion.set && strings.IndexByte(t.policyVersion.v, 0) >= 0 {
+		b.add(t.policyVersion.node, t.policyVersion.path, "must not contain NUL")
+	}
+	b.checkEnv(t.env, t.inheritEnv, t)
+	for _, a := range t.globalArgs {
+		if msg := tokenProblem(a.v); msg != "" {
+			b.add(a.node, a.path, "%s", msg)
+		}
+	}
+
+	// The mode.
+	mode := ModeSimple
+	hasCmds, hasBare := t.commandsNode != nil, t.bare != nil
+	switch {
+	case hasBare:
+		mode = ModeBare
+		if hasCmds {
+			b.add(t.bare.key, t.bare.path, "bare and commands exclude each other: a bare tool has no subcommands")
+		}
+		if t.strict.v {
+			b.add(t.strict.node, t.strict.path, "strict applies to commands, and a bare tool has none; remove it")
+		}
+	case t.strict.v:
+		mode = ModeStrict
+		if !hasCmds {
+			b.add(t.strict.node, t.strict.path, "strict needs commands: declare the subcommands to allow")
+		}
+	case hasCmds:
+		mode = ModeFineTuned
+	}
+	if hasCmds && t.commandsNode.Kind == yaml.MappingNode && len(t.commandsNode.Content) == 0 {
+		b.add(t.commandsNode, t.commandsPath, "declares no subcommand; remove commands for a tool whose subcommands all go to the dispatcher")
+	}
+	floor := execgate.ActionDeny
+	if t.action.set {
+		a, ok := actions[t.action.v]
+		switch {
+		case !ok:
+			b.add(t.action.node, t.action.path, "unknown default_action %s: use allow, deny or human_approval", quote(t.action.v))
+		case mode == ModeStrict || mode == ModeBare:
+			b.add(t.action.node, t.action.path, "has no effect on a %s tool, which has no dispatcher; remove it", mode)
+		default:
+			floor = a
+		}
+	}
+
+	// Shells, interpreters and command runners run whatever their
+	// arguments say, so they are refused unless every argument is fixed.
+	fixed := mode == ModeBare && len(t.bare.flags) == 0 && t.bare.posMax.v == 0 && !t.bare.stdin
+	if path != "" && !t.allowInterpreter.v && !fixed {
+		if which := interpreterName(t.bin.v, path); which != "" {
+			b.add(t.bin.node, t.bin.path, "%s is a shell, interpreter or command runner (%s) and would run whatever its arguments say: expose it only as a bare entry with fixed arguments (no flags, positionals or stdin), or set allow_interpreter: true", quote(t.bin.v), which)
+		}
+	}
+
+	// The environment: inherited variables, then defaults.env, then the
+	// tool's env.
+	var inherit []string
+	for _, e := range b.doc.defaults.inheritEnv {
+		inherit = append(inherit, e.v)
+	}
+	for _, e := range t.inheritEnv {
+		inherit = append(inherit, e.v)
+	}
+	env := execgate.InheritEnv(inherit...)
+	for _, e := range b.doc.defaults.env {
+		env[e.key.v] = e.value.v
+	}
+	for _, e := range t.env {
+		env[e.key.v] = e.value.v
+	}
+
+	base := execgate.CommandSpec{
+		Command:       path,
+		SHA256:        t.sha256.v,
+		Description:   t.description.v,
+		Env:           env,
+		Dir:           t.workingDir.v,
+		PolicyVersion: t.policyVersion.v,
+	}
+	globalArgs := make([]string, 0, len(t.globalArgs))
+	for _, a := range t.globalArgs {
+		globalArgs = append(globalArgs, a.v)
+	}
+	desc := Tool{Name: name, Mode: mode, Line: t.node.Line}
+	add := func(s execgate.CommandSpec, c *commandDoc) {
+		if !nameOK {
+			return // the specs are checked, but their names would mislead
+		}
+		if _, dup := b.origins[s.Name]; dup {
+			n, p := t.node, t.path
+			if c != nil {
+				n, p = c.key, c.path
+			}
+			b.add(n, p, "produces the command name %s a second time", quote(s.Name))
+			return
+		}
+		b.origins[s.Name] = origin{tool: t, cmd: c}
+		b.specs = append(b.specs, s)
+		desc.Specs = append(desc.Specs, s.Name)
+	}
+	switch mode {
+	case ModeBare:
+		s := base
+		s.Name = name + ".run"
+		b.command(&s, t, t.bare, globalArgs)
+		add(s, t.bare)
+	case ModeStrict, ModeFineTuned:
+		for _, c := range t.commands {
+			if len(c.name) > maxSubcommand || !subcommandRe.MatchString(c.name) {
+				b.add(c.key, c.path, "subcommand %s must be 1 to %d bytes matching %s", quote(c.name), maxSubcommand, subcommandRe)
+			}
+			s := base
+			s.Name = name + "." + c.name
+			b.command(&s, t, c, append(globalArgs[:len(globalArgs):len(globalArgs)], c.name))
+			add(s, c)
+		}
+	}
+	if mode == ModeSimple || mode == ModeFineTuned {
+		s := base
+		s.Name = name
+		s.Dispatch = true
+		s.Floor = floor
+		s.Args = execgate.Subcommands(execgate.SubcommandSpec{Leading: globalArgs})
+		s.Timeout, s.NoOutputTimeout, s.MaxOutput = limitsOf(&t.limitsDoc, &b.doc.defaults.limitsDoc)
+		desc.DefaultAction = floor
+		add(s, nil)
+	}
+	b.tools = append(b.tools, desc)
+}
+
+// command fills in s from the command or bare entry c.
+func (b *builder) command(s *execgate.CommandSpec, t *toolDoc, c *commandDoc, leading []string) {
+	s.Timeout, s.NoOutputTimeout, s.MaxOutput = limitsOf(&c.limitsDoc, &t.limitsDoc, &b.doc.defaults.limitsDoc)
+	switch {
+	case c.description.set:
+		s.Description = c.description.v
+	case c.name != "":
+		s.Description = "" // a subcommand does not inherit the tool's description
+	}
+	s.Hints = execgate.Hints{
+		ReadOnly:    boolPtr(c.readOnly),
+		Destructive: boolPtr(c.destructive),
+		Idempotent:  boolPtr(c.idempotent),
+		OpenWorld:   boolPtr(c.openWorld),
+	}
+	fs := execgate.FlagSpec{Leading: leading, EndOfOptions: c.endOfOptions.v}
+	b.flags(&fs, c)
+	if c.posMax.set {
+		if c.posMax.v < 0 || c.posMax.v > execgate.MaxApprovalArgs {
+			b.add(c.posMax.node, c.posMax.path, "must be between 0 and %d", execgate.MaxApprovalArgs)
+		} else {
+			fs.Positionals.Max = int(c.posMax.v)
+		}
+	}
+	if c.posPattern.set {
+		fs.Positionals.Pattern = c.posPattern.v
+		if err := checkPattern(c.posPattern.v); err != nil {
+			b.add(c.posPattern.node, c.posPattern.path, "%v", err)
+		} else if c.posMax.v <= 0 {
+			b.add(c.posPattern.node, c.posPattern.path, "a pattern needs positionals.max of at least 1; with max 0 no positional is accepted")
+		}
+	}
+	if c.stdin {
+		fs.Stdin = &execgate.StdinSpec{Max: c.stdinMax.v}
+	}
+	s.Args = execgate.Flags(fs)
+}
+
+func boolPtr(v val[bool]) *bool {
+	if !v.set {
+		return nil
+	}
+	b := v.v
+	return &b
+}
+
+// flags checks the flag declarations of c, placing each mistake on its
+// line, and fills in fs.Flags.
+func (b *builder) flags(fs *execgate.FlagSpec, c *commandDoc) {
+	names := make(map[string]*yaml.Node)
+	single := make(map[string]*flagDoc) // spelled with one dash
+	long := make(map[string]*flagDoc)   // spelled with two dashes
+	for _, fd := range c.flags {
+		if fd.node.Kind != yaml.MappingNode {
+			continue // already reported
+		}
+		f, nameOK := b.flag(fd)
+		fs.Flags = append(fs.Flags, f)
+		if !nameOK {
+			continue
+		}
+		if first, dup := names[f.Name]; dup {
+			b.add(fd.name.node, fd.name.path, "flag %s is declared twice (first at line %d)", quote(f.Name), first.Line)
+			continue
+		}
+		names[f.Name] = fd.name.node
+		spell := func(key string, n *yaml.Node, path string) {
+			m, spelled := long, "--"+key
+			if key == f.Short || f.SingleDash || len(key) == 1 {
+				m, spelled = single, "-"+key
+			}
+			if other, dup := m[key]; dup {
+				b.add(n, path, "spelling %s is already used by flag %s (line %d)", spelled, quote(other.name.v), other.node.Line)
+				return
+			}
+			m[key] = fd
+		}
+		spell(f.Name, fd.name.node, fd.name.path)
+		if f.Short != "" {
+			spell(f.Short, fd.short.node, fd.short.path)
+		}
+	}
+}
+
+// flag checks one flag declaration, recording every mistake. It reports
+// whether the flag's name and short spelling are well-formed, so that
+// duplicates can be looked for.
+func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
+	ok := true
+	bad := func(n *yaml.Node, path, format string, args ...any) {
+		b.add(n, path, format, args...)
+	}
+	f := execgate.Flag{
+		Name:       fd.name.v,
+		Short:      fd.short.v,
+		SingleDash: fd.singleDash.v,
+		Pattern:    fd.pattern.v,
+		Glued:      fd.glued.v,
+	}
+	switch {
+	case !fd.name.set:
+		ok = false
+		if !fd.keys["name"] {
+			bad(fd.node, fd.path+".name", "required: the flag's name without dashes, such as max-count")
+		}
+	case len(f.Name) > 64 || !flagNameRe.MatchString(f.Name):
+		ok = false
+		bad(fd.name.node, fd.name.path, "%s: a flag name is 1 to 64 ASCII letters, digits, '_' and '-', starting with a letter or digit, without dashes in front", quote(f.Name))
+	}
+	if fd.short.set {
+		switch {
+		case !shortRe.MatchString(f.Short):
+			ok = false
+			bad(fd.short.node, fd.short.path, "%s: a short spelling is one ASCII letter or digit, without a dash", quote(f.Short))
+		case f.Short == f.Name:
+			bad(fd.short.node, fd.short.path, "repeats the one-character name; remove it")
+			f.Short = ""
+		}
+	} else if fd.keys["short"] {
+		ok = false
+	}
+	// When the value kind is unknown, the checks that depend on it are
+	// skipped rather than guessed.
+	kindKnown := !fd.keys["value"]
+	if fd.value.set {
+		k, err := execgate.ParseValueKind(fd.value.v)
+		if err != nil {
+			bad(fd.value.node, fd.value.path, "%v", err)
+		} else {
+			kindKnown = true
+		}
+		f.Value = k
+	}
+	kind := f.Value
+	if !kindKnown {
+		return f, ok
+	}
+	if fd.min.set || fd.max.set {
+		if kind != execgate.ValueInt {
+			n, p := fd.min.node, fd.min.path
+			if !fd.min.set {
+				n, p = fd.max.node, fd.max.path
+			}
+			bad(n, p, "min and max apply only to value: int")
+		} else {
+			if fd.min.set {
+				v := fd.min.v
+				f.Min = &v
+			}
+			if fd.max.set {
+				v := fd.max.v
+				f.Max = &v
+			}
+			if fd.min.set && fd.max.set && fd.min.v > fd.max.v {
+				bad(fd.min.node, fd.min.path, "min %d is greater than max %d", fd.min.v, fd.max.v)
+			}
+		}
+	}
+	switch {
+	case fd.enumNode != nil && kind != execgate.ValueEnum:
+		bad(fd.enumNode, keyPath(fd.path, "enum"), "enum applies only to value: enum")
+	case !fd.keys["enum"] && kind == execgate.ValueEnum:
+		bad(fd.node, keyPath(fd.path, "enum"), "required for value: enum: list the accepted values")
+	case fd.enumNode != nil && len(fd.enum) == 0 && len(fd.enumNode.Content) == 0:
+		bad(fd.enumNode, keyPath(fd.path, "enum"), "must list at least one value")
+	}
+	seen := make(map[string]*yaml.Node, len(fd.enum))
+	for _, e := range fd.enum {
+		if msg := tokenProblem(e.v); msg != "" {
+			bad(e.node, e.path, "%s", msg)
+		} else if first, dup := seen[e.v]; dup {
+			bad(e.node, e.path, "%s is listed twice (first at line %d)", quote(e.v), first.Line)
+		}
+		seen[e.v] = e.node
+		f.Enum = append(f.Enum, e.v)
+	}
+	switch {
+	case fd.pattern.node != nil && kind != execgate.ValuePattern:
+		bad(fd.pattern.node, fd.pattern.path, "pattern applies only to value: pattern")
+	case !fd.keys["pattern"] && kind == execgate.ValuePattern:
+		bad(fd.node, keyPath(fd.path, "pattern"), "required for value: pattern: the regular expression values must match")
+	case fd.pattern.set:
+		if err := checkPattern(f.Pattern); err != nil {
+			bad(fd.pattern.node, fd.pattern.path, "%v", err)
+		}
+	}
+	if fd.repeat.set {
+		if fd.repeat.v < 0 || fd.repeat.v > execgate.MaxApprovalArgs {
+			bad(fd.repeat.node, fd.repeat.path, "must be between 0 and %d", execgate.MaxApprovalArgs)
+		} else {
+			f.Repeat = int(fd.repeat.v)
+		}
+	}
+	if f.Glued {
+		switch {
+		case kind == execgate.ValueNone:
+			bad(fd.glued.node, fd.glued.path, "glued needs a flag that takes a value")
+		case f.Short == "" && len(f.Name) != 1:
+			bad(fd.glued.node, fd.glued.path, "glued needs a one-character spelling: a short, or a one-character name")
+		}
+	}
+	return f, ok
+}
+
+// checkPattern reports whether pattern compiles as an RE2 expression.
+func checkPattern(pattern string) error {
+	if _, err := regexp.Compile(pattern); err != nil {
+		return fmt.Errorf("the regular expression does not compile: %v", err)
+	}
+	return nil
+}
+
+// tokenProblem returns why s may not be an argv token given in the file,
+// or "".
+func tokenProblem(s string) string {
+	if !utf8.ValidString(s) {
+		return "not valid UTF-8"
+	}
+	for _, r := range s {
+		if r < 0x20 || 0x7f <= r && r <= 0x9f {
+			return fmt.Sprintf("contains the control character U+%04X", r)
+		}
+	}
+	return ""
+}
+
+// resolveBin turns a configured bin into the absolute path of an existing
+// executable file, as execgate.NewAllowlist will: an absolute path is
+// cleaned, a bare name is looked up on this process's PATH.
+func resolveBin(bin string) (string, error) {
+	var path string
+	switch {
+	case bin == "":
+		return "", errors.New("must not be empty: the executable's absolute path, or a name found on PATH")
+	case strings.IndexByte(bin, 0) >= 0:
+		return "", errors.New("must not contain NUL")
+	case filepath.IsAbs(bin):
+		path = filepath.Clean(bin)
+	case strings.ContainsRune(bin, os.PathSeparator) || strings.Contains(bin, "/"):
+		return "", fmt.Errorf("%s is a relative path; use an absolute path or a bare name found on PATH", quote(bin))
+	default:
+		p, err := exec.LookPath(bin)
+		switch {
+		case errors.Is(err, exec.ErrDot):
+			return "", fmt.Errorf("%s is found only through a relative PATH entry; use an absolute path", quote(bin))
+		case err != nil:
+			return "", fmt.Errorf("%s is not found on PATH", quote(bin))
+		case !filepath.IsAbs(p):
+			return "", fmt.Errorf("%s resolves to the relative path %s; use an absolute path", quote(bin), quote(p))
+		}
+		path = filepath.Clean(p)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("%s does not exist", quote(path))
+	case err != nil:
+		return "", fmt.Errorf("%s cannot be read: %v", quote(path), errors.Unwrap(err))
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("%s is not a regular file", quote(path))
+	case fi.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("%s is not executable", quote(path))
+	}
+	return path, nil
+}
+
+// interpreterName returns the base name under which bin, resolved to
+// path, is a shell, interpreter or command runner, or "". Both the
+// configured name and the file the symlinks lead to are judged.
+func interpreterName(bin, path string) string {
+	if isInterpreter(bin) {
+		return filepath.Base(bin)
+	}
+	if isInterpreter(path) {
+		return filepath.Base(path)
+	}
+	if target, err := filepath.EvalSymlinks(path); err == nil && isInterpreter(target) {
+		return filepath.Base(target)
+	}
+	return ""
+}
+
+// place puts an error from execgate.NewAllowlist on the key it came from.
+func (b *builder) place(err error) {
+	var ce *execgate.ConfigError
+	if !errors.As(err, &ce) {
+		b.add(nil, "", "%v", err)
+		return
+	}
+	o, ok := b.origins[ce.Spec]
+	if !ok {
+		b.add(nil, "", "%s: %s", ce.Field, ce.Message)
+		return
+	}
+	t := o.tool
+	n, path := t.node, t.path
+	pick := func(v *yaml.Node, p string) {
+		if v != nil {
+			n, path = v, p
+		}
+	}
+	switch ce.Field {
+	case "Name":
+		pick(t.name.node, t.name.path)
+	case "Command":
+		pick(t.bin.node, t.bin.path)
+	case "SHA256":
+		pick(t.sha256.node, t.sha256.path)
+	case "Dir":
+		pick(t.workingDir.node, t.workingDir.path)
+	case "PolicyVersion":
+		pick(t.policyVersion.node, t.policyVersion.path)
+	case "Floor":
+		pick(t.action.node, t.action.path)
+	case "Env":
+		n, path = t.node, keyPath(t.path, "env")
+	default: // Args and the limits
+		if o.cmd != nil {
+			n, path = o.cmd.key, o.cmd.path
+		} else {
+			pick(t.globalArgsNode, keyPath(t.path, "global_args"))
+		}
+	}
+	b.add(n, path, "%s", ce.Message)
+}

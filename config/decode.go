@@ -1,0 +1,561 @@
+package config
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file turns a parsed YAML document into the raw shape of a
+// configuration (the *Doc types below), refusing what YAML allows but a
+// configuration must not hold: unknown and duplicate keys, anchors,
+// aliases, merge keys, tags, and values of the wrong type. Every value
+// keeps its node, so that later checks can name its line and key path.
+
+// val is one decoded value with where it came from.
+type val[T any] struct {
+	v    T
+	set  bool
+	node *yaml.Node // the value's node, also when it was refused; nil when the key is absent
+	path string
+}
+
+// limitsDoc are the per-call limits that defaults, tools and commands set.
+type limitsDoc struct {
+	timeout         val[time.Duration]
+	noOutputTimeout val[time.Duration]
+	maxOutput       val[int]
+}
+
+type envVar struct {
+	key   val[string] // node is the key's node
+	value val[string]
+}
+
+type defaultsDoc struct {
+	limitsDoc
+	env        []envVar
+	inheritEnv []val[string]
+}
+
+type fileDoc struct {
+	version  val[int64]
+	defaults defaultsDoc
+	tools    []*toolDoc
+}
+
+type toolDoc struct {
+	node *yaml.Node
+	path string
+	ok   bool            // node is a mapping
+	keys map[string]bool // the keys present
+
+	name, bin, sha256, workingDir      val[string]
+	policyVersion, description, action val[string]
+	env                                []envVar
+	inheritEnv                         []val[string]
+	limitsDoc
+	strict, allowHostileEnv, allowInterpreter val[bool]
+	globalArgs                                []val[string]
+	globalArgsNode                            *yaml.Node
+
+	commandsNode *yaml.Node // nil when the key is absent
+	commandsPath string
+	commands     []*commandDoc
+	bare         *commandDoc // nil when the key is absent
+}
+
+type commandDoc struct {
+	name string     // the subcommand; "" for bare
+	key  *yaml.Node // the subcommand's key node, or the "bare" key
+	node *yaml.Node
+	path string
+
+	flags        []*flagDoc
+	posMax       val[int64]
+	posPattern   val[string]
+	stdin        bool
+	stdinMax     val[int]
+	endOfOptions val[bool]
+	limitsDoc
+	description                                  val[string]
+	readOnly, destructive, idempotent, openWorld val[bool]
+}
+
+type flagDoc struct {
+	node *yaml.Node
+	path string
+	keys map[string]bool // the keys present
+
+	name, short, value, pattern val[string]
+	singleDash, glued           val[bool]
+	min, max, repeat            val[int64]
+	enum                        []val[string]
+	enumNode                    *yaml.Node
+}
+
+// decoder walks the YAML nodes and records problems.
+type decoder struct {
+	*problems
+}
+
+func (d *decoder) add(n *yaml.Node, path, format string, args ...any) {
+	line, col := 0, 0
+	if n != nil {
+		line, col = n.Line, n.Column
+	}
+	d.at(line, col, path, format, args...)
+}
+
+// handler decodes the value of one known key.
+type handler func(key, value *yaml.Node, path string)
+
+// fields are the keys a mapping may hold.
+type fields struct {
+	handlers map[string]handler
+	nullOK   map[string]bool   // keys whose empty value (null) means an empty mapping
+	reserved map[string]string // keys refused with a message
+}
+
+func keyPath(parent, key string) string {
+	simple := key != ""
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			simple = false
+			break
+		}
+	}
+	if !simple {
+		return parent + "[" + quote(key) + "]"
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func indexPath(parent string, i int) string {
+	return parent + "[" + strconv.Itoa(i) + "]"
+}
+
+// standardTags are the tags the YAML core schema resolves by itself.
+var standardTags = map[string]bool{
+	"!!str": true, "!!int": true, "!!bool": true, "!!null": true, "!!float": true,
+	"!!map": true, "!!seq": true, "!!timestamp": true, "!!binary": true,
+}
+
+// usable refuses the YAML features a configuration may not use: aliases,
+// anchors and explicit tags.
+func (d *decoder) usable(n *yaml.Node, path string) bool {
+	switch {
+	case n.Kind == yaml.AliasNode:
+		d.add(n, path, "aliases (*%s) are not supported; write the value out", truncate(n.Value))
+		return false
+	case n.Anchor != "":
+		d.add(n, path, "anchors (&%s) are not supported; write each value out", truncate(n.Anchor))
+		return false
+	case n.Tag == "!!merge":
+		d.add(n, path, "merge keys (<<) are not supported; write each key out")
+		return false
+	case n.Style&yaml.TaggedStyle != 0 || !standardTags[n.Tag]:
+		d.add(n, path, "tags (%s) are not supported", truncate(n.Tag))
+		return false
+	}
+	return true
+}
+
+// truncate shortens a name from the file for a message.
+func truncate(s string) string {
+	if len(s) > maxQuoted {
+		return strings.ToValidUTF8(s[:maxQuoted], "?") + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// describe names what a node holds, for "must be X, not Y" messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!str":
+			return "a string"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!bool":
+			return "a boolean"
+		case "!!null":
+			return "empty"
+		case "!!timestamp":
+			return "a date"
+		}
+	}
+	return "something else"
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// key returns the text of a mapping key, which must be a plain string.
+func (d *decoder) key(k *yaml.Node, parent string) (string, bool) {
+	if !d.usable(k, parent) {
+		return "", false
+	}
+	if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
+		d.add(k, parent, "keys must be strings, not %s", describe(k))
+		return "", false
+	}
+	return k.Value, true
+}
+
+// pairs calls f for every key of mapping n, refusing non-string and
+// duplicate keys. It reports whether n is a mapping.
+func (d *decoder) pairs(n *yaml.Node, path string, f func(name string, k, v *yaml.Node, path string)) bool {
+	if n.Kind != yaml.MappingNode {
+		d.add(n, path, "must be a mapping, not %s", describe(n))
+		return false
+	}
+	seen := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name, ok := d.key(k, path)
+		if !ok {
+			continue
+		}
+		kp := keyPath(path, name)
+		if first, dup := seen[name]; dup {
+			d.add(k, kp, "duplicate key (first at line %d)", first.Line)
+			continue
+		}
+		seen[name] = k
+		f(name, k, v, kp)
+	}
+	return true
+}
+
+// mapping decodes mapping n with the known keys in fs. It returns the
+// keys that were present, whether or not their values were usable.
+func (d *decoder) mapping(n *yaml.Node, path string, fs fields) map[string]bool {
+	present := make(map[string]bool)
+	d.pairs(n, path, func(name string, k, v *yaml.Node, kp string) {
+		present[name] = true
+		if msg, ok := fs.reserved[name]; ok {
+			d.add(k, kp, "%s", msg)
+			return
+		}
+		h, ok := fs.handlers[name]
+		if !ok {
+			d.add(k, kp, "unknown key %s (known keys: %s)", quote(name), knownKeys(fs.handlers))
+			return
+		}
+		if !d.usable(v, kp) {
+			return
+		}
+		if isNull(v) && !fs.nullOK[name] {
+			d.add(v, kp, "has no value; give one or remove the key")
+			return
+		}
+		h(k, v, kp)
+	})
+	return present
+}
+
+func knownKeys(hs map[string]handler) string {
+	names := make([]string, 0, len(hs))
+	for n := range hs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// scalar checks that n is a scalar with one of the tags, and otherwise
+// reports that it must be want.
+func (d *decoder) scalar(n *yaml.Node, path, want string, tags ...string) bool {
+	if n.Kind == yaml.ScalarNode {
+		for _, t := range tags {
+			if n.Tag == t {
+				return true
+			}
+		}
+	}
+	if n.Kind == yaml.ScalarNode && want == "a string" {
+		d.add(n, path, "must be a string, not %s; put it in quotes", describe(n))
+		return false
+	}
+	d.add(n, path, "must be %s, not %s", want, describe(n))
+	return false
+}
+
+func (d *decoder) str(f *val[string]) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = val[string]{node: v, path: path}
+		if d.scalar(v, path, "a string", "!!str") {
+			f.v, f.set = v.Value, true
+		}
+	}
+}
+
+func (d *decoder) boolean(f *val[bool]) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = val[bool]{node: v, path: path}
+		if !d.scalar(v, path, "true or false", "!!bool") {
+			return
+		}
+		var b bool
+		if err := v.Decode(&b); err != nil {
+			d.add(v, path, "must be true or false")
+			return
+		}
+		f.v, f.set = b, true
+	}
+}
+
+func (d *decoder) integer(f *val[int64]) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = val[int64]{node: v, path: path}
+		if !d.scalar(v, path, "an integer", "!!int") {
+			return
+		}
+		var i int64
+		if err := v.Decode(&i); err != nil {
+			d.add(v, path, "must be an integer between %d and %d", int64(math.MinInt64), int64(math.MaxInt64))
+			return
+		}
+		f.v, f.set = i, true
+	}
+}
+
+// duration decodes a duration written as a string with units ("30s").
+// Zero is accepted only when zeroOK says what it means.
+func (d *decoder) duration(f *val[time.Duration], zeroOK bool) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = val[time.Duration]{node: v, path: path}
+		if v.Kind == yaml.ScalarNode && (v.Tag == "!!int" || v.Tag == "!!float") {
+			d.add(v, path, "a duration needs a unit, such as 30s, 2m or 1m30s")
+			return
+		}
+		if !d.scalar(v, path, "a duration such as 30s", "!!str") {
+			return
+		}
+		t, err := parseDuration(v.Value, zeroOK)
+		if err != nil {
+			d.add(v, path, "%v", err)
+			return
+		}
+		f.v, f.set = t, true
+	}
+}
+
+// size decodes a byte count, a plain integer or a string with a unit
+// ("64KiB"). It must be positive.
+func (d *decoder) size(f *val[int]) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = val[int]{node: v, path: path}
+		if !d.scalar(v, path, "a size such as 65536 or 64KiB", "!!int", "!!str") {
+			return
+		}
+		n, err := parseSize(v.Value)
+		if err != nil {
+			d.add(v, path, "%v", err)
+			return
+		}
+		f.v, f.set = n, true
+	}
+}
+
+// list decodes a sequence, calling elem for every element.
+func (d *decoder) list(n *yaml.Node, path string, elem func(i int, e *yaml.Node, path string)) {
+	if n.Kind != yaml.SequenceNode {
+		d.add(n, path, "must be a list, not %s", describe(n))
+		return
+	}
+	for i, e := range n.Content {
+		ep := indexPath(path, i)
+		if !d.usable(e, ep) {
+			continue
+		}
+		elem(i, e, ep)
+	}
+}
+
+func (d *decoder) strings(f *[]val[string]) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = nil
+		d.list(v, path, func(_ int, e *yaml.Node, ep string) {
+			if d.scalar(e, ep, "a string", "!!str") {
+				*f = append(*f, val[string]{v: e.Value, set: true, node: e, path: ep})
+			}
+		})
+	}
+}
+
+func (d *decoder) env(f *[]envVar) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = nil
+		d.pairs(v, path, func(name string, k, e *yaml.Node, kp string) {
+			if !d.usable(e, kp) || !d.scalar(e, kp, "a string", "!!str") {
+				return
+			}
+			*f = append(*f, envVar{
+				key:   val[string]{v: name, set: true, node: k, path: kp},
+				value: val[string]{v: e.Value, set: true, node: e, path: kp},
+			})
+		})
+	}
+}
+
+func (d *decoder) limits(l *limitsDoc, hs map[string]handler) {
+	hs["timeout"] = d.duration(&l.timeout, false)
+	hs["no_output_timeout"] = d.duration(&l.noOutputTimeout, true)
+	hs["max_output"] = d.size(&l.maxOutput)
+}
+
+// file decodes the document's root mapping.
+func (d *decoder) file(root *yaml.Node) *fileDoc {
+	doc := &fileDoc{}
+	hs := map[string]handler{
+		"version": d.integer(&doc.version),
+		"defaults": func(_, v *yaml.Node, path string) {
+			d.defaults(v, path, &doc.defaults)
+		},
+		"tools": func(_, v *yaml.Node, path string) {
+			d.list(v, path, func(_ int, e *yaml.Node, ep string) {
+				doc.tools = append(doc.tools, d.tool(e, ep))
+			})
+		},
+	}
+	const later = "not supported yet: policies and grants come with the policy engine; remove this section"
+	present := d.mapping(root, "", fields{
+		handlers: hs,
+		reserved: map[string]string{"policies": later, "grants": later},
+	})
+	if root.Kind != yaml.MappingNode {
+		return doc
+	}
+	if !present["version"] {
+		d.add(root, "version", "required: write version: 1 at the top of the file")
+	}
+	if !present["tools"] {
+		d.add(root, "tools", "required: list the tools this configuration allows (an empty list allows nothing)")
+	}
+	return doc
+}
+
+func (d *decoder) defaults(n *yaml.Node, path string, def *defaultsDoc) {
+	hs := map[string]handler{
+		"env":         d.env(&def.env),
+		"inherit_env": d.strings(&def.inheritEnv),
+	}
+	d.limits(&def.limitsDoc, hs)
+	d.mapping(n, path, fields{handlers: hs})
+}
+
+func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
+	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
+	hs := map[string]handler{
+		"name":              d.str(&t.name),
+		"bin":               d.str(&t.bin),
+		"sha256":            d.str(&t.sha256),
+		"working_dir":       d.str(&t.workingDir),
+		"env":               d.env(&t.env),
+		"inherit_env":       d.strings(&t.inheritEnv),
+		"policy_version":    d.str(&t.policyVersion),
+		"description":       d.str(&t.description),
+		"default_action":    d.str(&t.action),
+		"strict":            d.boolean(&t.strict),
+		"allow_hostile_env": d.boolean(&t.allowHostileEnv),
+		"allow_interpreter": d.boolean(&t.allowInterpreter),
+		"global_args": func(k, v *yaml.Node, p string) {
+			t.globalArgsNode = v
+			d.strings(&t.globalArgs)(k, v, p)
+		},
+		"commands": func(_, v *yaml.Node, p string) {
+			t.commandsNode, t.commandsPath = v, p
+			d.pairs(v, p, func(name string, k, e *yaml.Node, kp string) {
+				if !d.usable(e, kp) {
+					return
+				}
+				t.commands = append(t.commands, d.command(name, k, e, kp))
+			})
+		},
+		"bare": func(k, v *yaml.Node, p string) {
+			t.bare = d.command("", k, v, p)
+		},
+	}
+	d.limits(&t.limitsDoc, hs)
+	t.keys = d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"bare": true}})
+	return t
+}
+
+// command decodes a command entry or a bare entry; null means {}.
+func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc {
+	c := &commandDoc{name: name, key: k, node: n, path: path}
+	if isNull(n) {
+		return c
+	}
+	hs := map[string]handler{
+		"flags": func(_, v *yaml.Node, p string) {
+			d.list(v, p, func(_ int, e *yaml.Node, ep string) {
+				c.flags = append(c.flags, d.flag(e, ep))
+			})
+		},
+		"positionals": func(_, v *yaml.Node, p string) {
+			d.mapping(v, p, fields{handlers: map[string]handler{
+				"max":     d.integer(&c.posMax),
+				"pattern": d.str(&c.posPattern),
+			}})
+		},
+		"stdin": func(_, v *yaml.Node, p string) {
+			c.stdin = true
+			if isNull(v) {
+				return
+			}
+			d.mapping(v, p, fields{handlers: map[string]handler{"max": d.size(&c.stdinMax)}})
+		},
+		"end_of_options": d.boolean(&c.endOfOptions),
+		"description":    d.str(&c.description),
+		"annotations": func(_, v *yaml.Node, p string) {
+			d.mapping(v, p, fields{handlers: map[string]handler{
+				"read_only":   d.boolean(&c.readOnly),
+				"destructive": d.boolean(&c.destructive),
+				"idempotent":  d.boolean(&c.idempotent),
+				"open_world":  d.boolean(&c.openWorld),
+			}})
+		},
+	}
+	d.limits(&c.limitsDoc, hs)
+	d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"stdin": true}})
+	return c
+}
+
+func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
+	f := &flagDoc{node: n, path: path}
+	f.keys = d.mapping(n, path, fields{handlers: map[string]handler{
+		"name":        d.str(&f.name),
+		"short":       d.str(&f.short),
+		"single_dash": d.boolean(&f.singleDash),
+		"value":       d.str(&f.value),
+		"min":         d.integer(&f.min),
+		"max":         d.integer(&f.max),
+		"enum": func(k, v *yaml.Node, p string) {
+			f.enumNode = v
+			d.strings(&f.enum)(k, v, p)
+		},
+		"pattern": d.str(&f.pattern),
+		"repeat":  d.integer(&f.repeat),
+		"glued":   d.boolean(&f.glued),
+	}})
+	return f
+}

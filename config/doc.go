@@ -1,0 +1,238 @@
+// Package config builds an execgate allowlist from a YAML file, so that
+// operators can declare which commands an agent may run, with which
+// flags, without writing Go.
+//
+// Load a file and hand the result to an Executor:
+//
+//	loaded, err := config.LoadFile("execgate.yaml")
+//	if err != nil {
+//		log.Fatal(err) // every problem, one per line: file:line:col: key.path: message
+//	}
+//	x, err := execgate.NewExecutor(execgate.Config{Allowlist: loaded.Allowlist, Policy: loaded.Policy})
+//
+// One entry of the tools list is one executable. Depending on its keys it
+// becomes one or more execgate.CommandSpecs, named "<tool>.<subcommand>",
+// "<tool>.run" or "<tool>".
+//
+// # Example
+//
+//	version: 1
+//	defaults: {timeout: 30s, max_output: 64KiB, env: {PATH: /usr/bin:/bin}, inherit_env: [HOME]}
+//	tools:
+//	  - name: git
+//	    bin: git
+//	    strict: true
+//	    global_args: ["--no-pager", "-c", "core.hooksPath=/dev/null"]
+//	    commands:
+//	      log:
+//	        description: Show recent commits
+//	        flags:
+//	          - {name: max-count, short: n, value: int, min: 1, max: 500}
+//	          - {name: oneline}
+//	          - {name: format, value: enum, enum: [oneline, short, medium]}
+//	          - {name: author, value: pattern, pattern: '^[A-Za-z .@-]{1,64}$'}
+//	        positionals: {max: 1, pattern: '^[A-Za-z0-9._/-]{1,100}$'}
+//	        end_of_options: true
+//	  - name: jq
+//	    bin: jq
+//	    bare:
+//	      flags: [{name: compact-output, short: c}]
+//	      positionals: {max: 1, pattern: '^[.a-z\[\]0-9 |]{1,200}$'}
+//	      stdin: {max: 1MiB}
+//	  - name: terraform
+//	    bin: terraform
+//	    default_action: human_approval
+//	    commands:
+//	      plan: {flags: [{name: target, value: string}]}
+//
+// This allows exactly git.log (strict: no other git subcommand exists),
+// jq.run, terraform.plan, and every other terraform subcommand
+// ("terraform.apply") through a dispatcher whose calls always need an
+// approval.
+//
+// # Tool modes
+//
+//   - strict (strict: true, with commands): only the declared subcommands
+//     exist, each as "<tool>.<subcommand>". Any other name is an
+//     *execgate.NotFoundError.
+//   - fine-tuned (commands without strict): the declared subcommands, plus
+//     a dispatcher registered as "<tool>" that serves every other
+//     "<tool>.<subcommand>".
+//   - simple (neither commands nor bare): only the dispatcher.
+//   - bare (bare:): a binary without subcommands, exposed as "<tool>.run".
+//
+// A declared subcommand's spec runs bin with global_args, the subcommand,
+// then what its flags, positionals and stdin accept (execgate.Flags). A
+// bare spec runs bin with global_args, then what its grammar accepts.
+//
+// A dispatcher (execgate.Subcommands) takes the subcommand from the
+// requested name only, never from the arguments; it must match
+// ^[a-z][a-z0-9-]*$ and nothing but global_args comes before it. Its
+// arguments ({"args": [...]}) pass the token checks of execgate.Flags (no
+// shell metacharacters, control characters, "--" or leading '@') but no
+// flag allowlist: any flag the subcommand understands can be given,
+// including ones that make it read, write or run other things. That is why
+// a dispatcher answers to default_action, the spec's Floor, which can only
+// make the policy's decision stricter: allow (the policy decides alone),
+// human_approval (every call needs Propose and Execute, even when the
+// policy allows it), or deny, which is the default, so that a dispatcher
+// does nothing until the operator says so. A strict or bare tool has no
+// dispatcher; default_action on it is an error. A dispatcher accepts no
+// stdin, and it runs with the tool's limits (no command's).
+//
+// # Schema
+//
+// Top level:
+//
+//	version: 1          required; the only version this package reads
+//	defaults: {...}     optional; see below
+//	tools: [...]        required; an empty list allows nothing
+//	policies, grants    reserved for the policy engine; refused for now
+//
+// defaults (each applies to every tool that does not set its own):
+//
+//	timeout             duration; the default when unset is 30s
+//	no_output_timeout   duration; 0s or unset means off
+//	max_output          size, per output stream; the default is 64KiB
+//	env                 mapping of variable names to string values
+//	inherit_env         list of variable names to copy from this process
+//
+// A tools entry:
+//
+//	name                required; 1 to 63 ASCII letters, digits, '_' and
+//	                    '-', starting with a letter or digit; unique
+//	bin                 required; an absolute path, or a bare name looked
+//	                    up once, at load time, on this process's PATH
+//	                    (not the PATH in env)
+//	sha256              the executable's SHA-256, 64 hex digits; checked at
+//	                    load time and before every call
+//	working_dir         absolute path; unset means the working directory
+//	                    of the loading process, captured at load time
+//	env, inherit_env    as in defaults
+//	timeout, no_output_timeout, max_output
+//	                    as in defaults; they override defaults
+//	policy_version      string bound into approval digests; change it to
+//	                    invalidate pending approvals; unset means "1"
+//	description         shown in tool listings (the dispatcher's and the
+//	                    bare entry's; a command has its own)
+//	default_action      allow, deny or human_approval; the dispatcher's
+//	                    Floor; unset means deny
+//	strict              boolean; requires commands
+//	global_args         list of fixed tokens placed before the
+//	                    subcommand (or, for bare, before everything);
+//	                    callers can never place anything there
+//	allow_hostile_env   boolean; see "Refused environment variables"
+//	allow_interpreter   boolean; see "Shells and interpreters"
+//	commands            mapping of subcommand to a command entry
+//	bare                a command entry; excludes commands and strict
+//
+// A command entry (the value of a commands key, or of bare); an empty
+// entry (`status:` or `status: {}`) takes no arguments:
+//
+//	flags               list of flag entries, in the order they are emitted
+//	positionals         {max: integer >= 0, pattern: RE2 regexp}; without
+//	                    it no positional is accepted
+//	stdin               {max: size}; without it stdin is refused; `stdin:`
+//	                    or `stdin: {}` accepts up to 1MiB
+//	end_of_options      boolean; emit "--" before the positionals
+//	timeout, no_output_timeout, max_output
+//	                    override the tool's and the defaults'
+//	description         shown in tool listings
+//	annotations         {read_only, destructive, idempotent, open_world}:
+//	                    booleans for tool listings (execgate.Hints); not
+//	                    enforced
+//
+// Subcommand keys must match ^[a-z][a-z0-9-]*$, at most 64 bytes.
+//
+// A flag entry (see execgate.Flag for how each is matched and emitted):
+//
+//	name                required; without dashes ("max-count")
+//	short               one ASCII letter or digit ("n" is -n)
+//	single_dash         boolean; spell the name with one dash (-name)
+//	value               none (the default: a boolean flag), string, int,
+//	                    enum or pattern
+//	min, max            integers; bounds of an int value
+//	enum                list of strings; required for, and only for, enum
+//	pattern             RE2 regexp a value must match as a whole; required
+//	                    for, and only for, pattern
+//	repeat              integer; how often the flag may be given; 0 means once
+//	glued               boolean; also accept -n5 (needs a one-character
+//	                    spelling and a value)
+//
+// # Values
+//
+// Durations are strings that time.ParseDuration reads: "30s", "1m30s",
+// "500ms"; a bare number is refused, it has no unit. Sizes are a plain
+// integer of bytes or a string with a unit B, KiB, MiB or GiB ("64KiB",
+// "1 MiB"), at most 2147483647 bytes. KB, MB, GB, K, M and G are refused
+// as ambiguous (1000 or 1024?); write KiB, MiB or GiB. Negative values are
+// refused, and so is zero, except for no_output_timeout, where 0s means
+// off (a tool can turn off a default that way).
+//
+// Every value must have its type: a string where a boolean or an integer
+// is expected is refused, and so is a number where a string is expected;
+// quote it ("2"). A key with no value (`timeout:`) is refused, except for
+// bare, a command entry and stdin, where it means an empty mapping.
+//
+// # Merging
+//
+// A command's timeout, no_output_timeout and max_output override its
+// tool's, which override the defaults'; what none sets gets the root
+// package's default. The child's environment, read once at load time, is
+// the variables named in defaults.inherit_env and the tool's inherit_env,
+// copied from this process if set (execgate.InheritEnv), then
+// defaults.env, then the tool's env; a later entry wins. Nothing else is
+// inherited.
+//
+// # YAML that is refused
+//
+// A configuration is one YAML document of at most MaxFileSize bytes.
+// Unknown keys, duplicate keys, anchors (&a), aliases (*a), merge keys
+// (<<) and explicit tags (!!str, !custom) are refused, so what is read is
+// what is written and no alias can multiply the input.
+//
+// # Refused environment variables
+//
+// Some variables make the executable, its dynamic loader, a pager or a
+// language runtime load or run code of their choosing. They are refused
+// as keys of env and as entries of inherit_env unless the tool sets
+// allow_hostile_env: true. In defaults they are refused always: set them
+// on the one tool that needs them. The list, compared case-insensitively:
+// every LD_*, DYLD_*, GIT_CONFIG_* and BASH_FUNC_* variable; GIT_CONFIG,
+// GLIBC_TUNABLES, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, PROMPT_COMMAND,
+// IFS, PAGER, GIT_PAGER, LESSOPEN, LESSCLOSE, EDITOR, VISUAL, GIT_EDITOR,
+// GIT_SEQUENCE_EDITOR, GIT_SSH, GIT_SSH_COMMAND, GIT_ASKPASS, SSH_ASKPASS,
+// GIT_EXTERNAL_DIFF, GIT_PROXY_COMMAND, GIT_EXEC_PATH, NODE_OPTIONS,
+// NODE_PATH, PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PERL5OPT, PERL5LIB,
+// PERLLIB, RUBYOPT, RUBYLIB, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS and
+// JDK_JAVA_OPTIONS.
+//
+// # Shells and interpreters
+//
+// A shell, a command runner or an interpreter runs whatever its arguments
+// or input say, so no flag allowlist can make it safe. A tool whose bin is
+// one is refused, in every mode, unless it is a bare entry with fixed
+// arguments (no flags, no positionals, no stdin: the operator wrote the
+// whole argv in global_args) or the tool sets allow_interpreter: true.
+// Both the configured name and the base name of the file its symlinks lead
+// to are judged, so /bin/sh is caught where it links to dash. The names:
+// sh, ash, bash, rbash, dash, ksh, mksh, pdksh, zsh, csh, tcsh, fish,
+// pwsh; env, xargs, timeout, nice, nohup, busybox, toybox, sudo, doas, su,
+// runuser, setsid, stdbuf, chroot, ionice, taskset, chrt, flock, unshare,
+// nsenter, watch, script, strace, ltrace, time, systemd-run, expect; node,
+// nodejs, deno, bun, npx, npm, awk, gawk, mawk, nawk; every name starting
+// with python; and perl, ruby, php, lua, luajit, tclsh, wish and pypy,
+// alone or followed by a version ("perl5.36.0", "ruby3.1"). A copy of an
+// interpreter under another name is not recognised: the list is a guard
+// against mistakes, not a sandbox.
+//
+// # Errors
+//
+// LoadFile, Load and LoadBytes report every problem they find, not just
+// the first, as an ErrorList of *Error, each with the file name, line,
+// column, key path ("tools[1].commands.log.flags[2].pattern") and a
+// message. Problems found by execgate.NewAllowlist, which runs only when
+// everything else passed (a SHA-256 pin that does not match, for
+// example), are placed on the tool's key as well. Nothing is built unless
+// everything passes, and no input makes them panic.
+package config

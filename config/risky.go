@@ -1,0 +1,81 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// hostileEnv are environment variables that make a dynamic loader, a
+// shell, a pager or a language runtime load or run code of the caller's
+// choosing. Keys are compared in upper case.
+var hostileEnv = map[string]bool{
+	// From the issue.
+	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "GLIBC_TUNABLES": true,
+	"BASH_ENV": true, "ENV": true, "PAGER": true, "GIT_PAGER": true, "LESSOPEN": true,
+	"GIT_SSH_COMMAND": true, "GIT_EXEC_PATH": true, "NODE_OPTIONS": true, "PYTHONPATH": true,
+	"PERL5OPT": true, "RUBYOPT": true, "JAVA_TOOL_OPTIONS": true,
+	// Their close relatives.
+	"LESSCLOSE": true, "GIT_CONFIG": true, "GIT_SSH": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true,
+	"GIT_EXTERNAL_DIFF": true, "GIT_PROXY_COMMAND": true, "GIT_EDITOR": true,
+	"GIT_SEQUENCE_EDITOR": true, "EDITOR": true, "VISUAL": true, "SHELLOPTS": true, "BASHOPTS": true,
+	"PS4": true, "PROMPT_COMMAND": true, "IFS": true, "PYTHONHOME": true, "PYTHONSTARTUP": true,
+	"PERL5LIB": true, "PERLLIB": true, "RUBYLIB": true, "NODE_PATH": true, "_JAVA_OPTIONS": true,
+	"JDK_JAVA_OPTIONS": true,
+}
+
+// hostileEnvPrefixes are prefixes of hostile variables: every LD_ and
+// DYLD_ variable steers a dynamic loader, every GIT_CONFIG_ variable can
+// set any git option (core.sshCommand, core.pager, alias.*), and BASH_FUNC_
+// variables define shell functions.
+var hostileEnvPrefixes = []string{"LD_", "DYLD_", "GIT_CONFIG_", "BASH_FUNC_"}
+
+// isHostileEnv reports whether key is a loader-hostile variable.
+func isHostileEnv(key string) bool {
+	k := strings.ToUpper(key)
+	if hostileEnv[k] {
+		return true
+	}
+	for _, p := range hostileEnvPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// interpreters are programs that run code, or another program, given in
+// their arguments or input: shells, command runners and language
+// interpreters.
+var interpreters = map[string]bool{
+	// Shells.
+	"sh": true, "ash": true, "bash": true, "rbash": true, "dash": true, "ksh": true, "mksh": true,
+	"pdksh": true, "zsh": true, "csh": true, "tcsh": true, "fish": true, "pwsh": true,
+	// Command runners.
+	"env": true, "xargs": true, "timeout": true, "nice": true, "nohup": true, "busybox": true,
+	"toybox": true, "sudo": true, "doas": true, "su": true, "runuser": true, "setsid": true,
+	"stdbuf": true, "chroot": true, "ionice": true, "taskset": true, "chrt": true, "flock": true,
+	"unshare": true, "nsenter": true, "watch": true, "script": true, "strace": true, "ltrace": true,
+	"time": true, "systemd-run": true, "expect": true,
+	// Interpreters and their launchers.
+	"node": true, "nodejs": true, "deno": true, "bun": true, "npx": true, "npm": true,
+	"awk": true, "gawk": true, "mawk": true, "nawk": true,
+}
+
+// versionedInterpreters are interpreters installed under versioned names
+// ("perl5.36.0", "ruby3.1", "lua5.4"): the name followed by digits and dots.
+var versionedInterpreters = []string{"perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "pypy"}
+
+// isInterpreter reports whether the base name of path names a shell,
+// command runner or interpreter. Every name starting with "python" counts.
+func isInterpreter(path string) bool {
+	base := filepath.Base(path)
+	if interpreters[base] || strings.HasPrefix(base, "python") {
+		return true
+	}
+	for _, name := range versionedInterpreters {
+		if rest, ok := strings.CutPrefix(base, name); ok && strings.Trim(rest, "0123456789.") == "" {
+			return true
+		}
+	}
+	return false
+}
