@@ -1,0 +1,75 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/audit"
+	"github.com/execgate/execgate/execgatetest"
+)
+
+// A hash-chained audit file: every call through the Executor, run or
+// refused, appends one line; Verify finds the first line that was edited,
+// deleted or moved.
+func ExampleOpenChain() {
+	dir, err := os.MkdirTemp("", "execgate-audit")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "audit.jsonl")
+
+	chain, err := audit.OpenChain(path, audit.ChainOptions{})
+	if err != nil {
+		panic(err)
+	}
+	allow, err := execgate.NewAllowlist(execgate.CommandSpec{
+		Name:    "git.status",
+		Command: "/bin/echo", // stands in for git: the Recorder starts nothing
+		Args:    execgate.Fixed("status", "--short"),
+	})
+	if err != nil {
+		panic(err)
+	}
+	x, err := execgate.NewExecutor(execgate.Config{
+		Allowlist: allow,
+		ExecFn:    execgatetest.NewRecorder().Exec,
+		Auditor:   chain, // fails closed: no record, no run
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	ctx := execgate.WithPrincipal(context.Background(), "agent-7")
+	_, _ = x.Run(ctx, "git.status", json.RawMessage(`{}`))
+	_, _ = x.Run(ctx, "git.push", json.RawMessage(`{}`)) // refused, and recorded
+	_, _ = x.Run(ctx, "git.status", json.RawMessage(`{}`))
+	fmt.Println("entries:", chain.Head().Seq)
+	if err := chain.Close(); err != nil {
+		panic(err)
+	}
+
+	fmt.Println("verify:", audit.VerifyFile(path))
+
+	// Delete the second line, as someone covering their tracks might.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if err := os.WriteFile(path, slices.Concat(lines[0], lines[2]), 0o600); err != nil {
+		panic(err)
+	}
+	fmt.Println("verify:", audit.VerifyFile(path))
+
+	// Output:
+	// entries: 3
+	// verify: <nil>
+	// verify: audit: line 2: sequence: seq 3, want 2: a line is missing or out of order
+}

@@ -1,0 +1,132 @@
+package audit
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/execgate/execgate"
+)
+
+// SlogMessage is the message of every record a SlogSink writes.
+const SlogMessage = "execgate audit"
+
+// SlogSink is an execgate.ReadyAuditor that writes one log/slog record per
+// Event, with message SlogMessage, the Event's time as the record's time,
+// and the Event's fields as attributes named as in an Entry's JSON: op,
+// traceId, principal, name, command, args, argsSha256, stdinBytes,
+// envKeys, decision, rule, grant, approvalId, rejected, termination,
+// exitCode, duration, stdoutDropped, stderrDropped, error and reason.
+// Empty fields are left out; termination, exitCode and duration are
+// present only when a process was handed to the ExecFn, and rejected on
+// every Reject that was not refused. Stdin and environment values
+// are never logged: Events do not carry them.
+//
+// Levels: a refused call (the Event's Error is set) is logged at
+// slog.LevelWarn; every other call at slog.LevelInfo, whatever the process
+// did: a non-zero exit, a timeout or a spawn error is the command's
+// outcome, reported in termination and exitCode, not a refusal by the gate.
+// A record below the handler's level is skipped: the handler chose not to
+// have it.
+//
+// When the handler fails, Audit returns its error and Ready reports it,
+// so a fail-closed Executor refuses calls, until a later record is handled
+// without error (refusals are still recorded, so the sink recovers by
+// itself once the handler does). A SlogSink is safe for concurrent use if
+// its handler is.
+type SlogSink struct {
+	h slog.Handler
+
+	mu  sync.Mutex
+	err error
+}
+
+var _ execgate.ReadyAuditor = (*SlogSink)(nil)
+
+// NewSlogSink returns a SlogSink that writes to l's handler, with l's
+// attributes and groups. A nil l means slog.Default().
+func NewSlogSink(l *slog.Logger) *SlogSink {
+	if l == nil {
+		l = slog.Default()
+	}
+	return &SlogSink{h: l.Handler()}
+}
+
+// Audit writes one record for ev.
+func (s *SlogSink) Audit(ctx context.Context, ev execgate.Event) error {
+	level := slog.LevelInfo
+	if ev.Error != "" {
+		level = slog.LevelWarn
+	}
+	if !s.h.Enabled(ctx, level) {
+		return nil
+	}
+	t := ev.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	r := slog.NewRecord(t, level, SlogMessage, 0)
+	r.AddAttrs(slogAttrs(ev)...)
+	err := s.h.Handle(ctx, r)
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+	return err
+}
+
+// Ready returns the error of the last record the handler failed to write,
+// if no record has been written since.
+func (s *SlogSink) Ready(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// slogAttrs returns ev's fields as attributes, leaving out empty ones.
+func slogAttrs(ev execgate.Event) []slog.Attr {
+	a := make([]slog.Attr, 0, 22)
+	str := func(key, v string) {
+		if v != "" {
+			a = append(a, slog.String(key, v))
+		}
+	}
+	str("op", ev.Op)
+	str("traceId", ev.TraceID)
+	str("principal", ev.Principal)
+	str("name", ev.Name)
+	str("command", ev.Command)
+	if ev.Args != nil {
+		a = append(a, slog.Any("args", ev.Args))
+	}
+	str("argsSha256", ev.ArgsSHA256)
+	if ev.StdinBytes != 0 {
+		a = append(a, slog.Int("stdinBytes", ev.StdinBytes))
+	}
+	if len(ev.EnvKeys) > 0 {
+		a = append(a, slog.Any("envKeys", ev.EnvKeys))
+	}
+	str("decision", ev.Decision)
+	str("rule", ev.Rule)
+	str("grant", ev.Grant)
+	str("approvalId", ev.ApprovalID)
+	if ev.Op == execgate.OpReject && ev.Error == "" {
+		a = append(a, slog.Bool("rejected", ev.Rejected))
+	}
+	if ev.Termination != "" {
+		a = append(a,
+			slog.String("termination", string(ev.Termination)),
+			slog.Int("exitCode", ev.ExitCode),
+			slog.Duration("duration", ev.Duration),
+		)
+	}
+	if ev.StdoutDropped != 0 {
+		a = append(a, slog.Int64("stdoutDropped", ev.StdoutDropped))
+	}
+	if ev.StderrDropped != 0 {
+		a = append(a, slog.Int64("stderrDropped", ev.StderrDropped))
+	}
+	str("error", ev.Error)
+	str("reason", ev.Reason)
+	return a
+}
