@@ -3,6 +3,7 @@ package execgate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,4 +53,38 @@ func TestInvariant10_SpawnFreeSubsetBuildsForWasm(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "wasm build failed:\n%s", out)
+}
+
+// TestInvariant9_DigestsRevealNoEnvironment proposes a call whose spec
+// holds a four-digit secret in its environment, then tries every value
+// against the approval's and the proposal's digests the way an attacker
+// who knows the encoding would: none matches, because both are salted with
+// secrets that never leave the trusted side.
+func TestInvariant9_DigestsRevealNoEnvironment(t *testing.T) {
+	spec := CommandSpec{Name: "deploy", Command: "/bin/echo", Args: Fixed("go"), Dir: "/", Env: map[string]string{"PIN": "7391"}}
+	a, err := NewAllowlist(spec)
+	require.NoError(t, err)
+	x, err := NewExecutor(Config{Allowlist: a, ExecFn: func(context.Context, Invocation) Outcome { return Outcome{} }})
+	require.NoError(t, err)
+	ap, err := x.Propose(context.Background(), "deploy", nil, "")
+	require.NoError(t, err)
+	p, err := x.Proposer().Check("deploy", nil)
+	require.NoError(t, err)
+
+	stdinHash := stdinSHA256(nil)
+	for pin := range 10000 {
+		spec.Env = map[string]string{"PIN": fmt.Sprintf("%04d", pin)}
+		guess, err := NewAllowlist(spec)
+		require.NoError(t, err)
+		e, _ := guess.lookup("deploy")
+		for _, fp := range []string{e.fingerprint, saltedFingerprint(nil, e.fingerprint)} {
+			require.NotEqual(t, ap.Digest, approvalDigest(&ap, fp, stdinHash), "the PIN is recoverable from the approval digest")
+		}
+		require.NotEqual(t, p.Digest, proposalDigest(nil, e.fingerprint, Argv{Args: []string{"go"}}), "the PIN is recoverable from the proposal digest")
+	}
+
+	// Two proposals of the same call carry unrelated digests.
+	ap2, err := x.Propose(context.Background(), "deploy", nil, "")
+	require.NoError(t, err)
+	assert.NotEqual(t, ap.Digest, ap2.Digest)
 }

@@ -1,9 +1,11 @@
 package execgate
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"sync"
 	"time"
 
 	"github.com/execgate/execgate/internal/canon"
@@ -11,19 +13,27 @@ import (
 
 // Digests are lowercase hex SHA-256 over the canonical encoding of package
 // internal/canon: a domain string, then labelled values in a fixed order,
-// each with its length. Three digests are defined.
+// each with its length. Four are defined.
 //
 // The spec fingerprint ("execgate.spec.v1") covers what decides how a
 // command runs, apart from its argv and stdin: name, path, SHA256 pin, the
 // sorted environment, dir, timeout, no-output timeout, max output and
-// policy version.
+// policy version. It never leaves the process as it is: it hashes
+// environment values, which may be guessable secrets.
 //
-// The proposal digest ("execgate.call.v1") covers the fingerprint, the argv
-// and the stdin of one call.
+// The salted fingerprint ("execgate.salted-spec.v1") covers a secret salt
+// and the spec fingerprint. Each approval record has its own random salt,
+// kept in the record and never in the envelope, so that nobody who sees an
+// approval's digest can test guesses of the environment or the stdin
+// against it.
+//
+// The proposal digest ("execgate.call.v1") covers the fingerprint salted
+// with a random key of this process, the argv and the stdin of one call. It
+// is stable within a process only.
 //
 // The approval digest ("execgate.approval.v1") covers the approval (ID,
 // creation and expiry time as Unix seconds and nanoseconds, reason), the
-// name, command path, policy version and argv it shows, the spec
+// name, command path, policy version and argv it shows, the record's salted
 // fingerprint, and the SHA-256 of the stdin.
 
 func specFingerprint(e *entry) string {
@@ -41,9 +51,27 @@ func specFingerprint(e *entry) string {
 	return h.Sum()
 }
 
-func proposalDigest(fingerprint string, argv Argv) string {
-	h := canon.New("execgate.call.v1")
+// saltedFingerprint binds a spec fingerprint to a secret salt.
+func saltedFingerprint(salt []byte, fingerprint string) string {
+	h := canon.New("execgate.salted-spec.v1")
+	h.Bytes("salt", salt)
 	h.String("fingerprint", fingerprint)
+	return h.Sum()
+}
+
+// newSalt returns 32 random bytes.
+func newSalt() []byte {
+	salt := make([]byte, 32)
+	rand.Read(salt) // never fails on supported platforms (crypto/rand panics otherwise)
+	return salt
+}
+
+// processSalt salts the proposal digests of this process.
+var processSalt = sync.OnceValue(newSalt)
+
+func proposalDigest(salt []byte, fingerprint string, argv Argv) string {
+	h := canon.New("execgate.call.v1")
+	h.String("fingerprint", saltedFingerprint(salt, fingerprint))
 	h.Strings("args", argv.Args)
 	h.Bytes("stdin", argv.Stdin)
 	return h.Sum()

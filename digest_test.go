@@ -45,19 +45,31 @@ func goldenApproval() Approval {
 
 type goldenDigests struct {
 	Fingerprint string `json:"fingerprint"`
+	Salted      string `json:"salted"`
 	Proposal    string `json:"proposal"`
 	Approval    string `json:"approval"`
+}
+
+// goldenSalt is 0x00, 0x01, ..., 0x1f.
+func goldenSalt() []byte {
+	salt := make([]byte, 32)
+	for i := range salt {
+		salt[i] = byte(i)
+	}
+	return salt
 }
 
 func computeGolden() goldenDigests {
 	e := goldenEntry()
 	fp := specFingerprint(e)
+	salted := saltedFingerprint(goldenSalt(), fp)
 	ap := goldenApproval()
 	stdin := []byte("stdin bytes\n")
 	return goldenDigests{
 		Fingerprint: fp,
-		Proposal:    proposalDigest(fp, Argv{Args: ap.Args, Stdin: stdin}),
-		Approval:    approvalDigest(&ap, fp, stdinSHA256(stdin)),
+		Salted:      salted,
+		Proposal:    proposalDigest(goldenSalt(), fp, Argv{Args: ap.Args, Stdin: stdin}),
+		Approval:    approvalDigest(&ap, salted, stdinSHA256(stdin)),
 	}
 }
 
@@ -118,12 +130,18 @@ func TestInvariant9_DigestEncodingMatchesItsDocumentation(t *testing.T) {
 	fp.field("policy_version", "3")
 	require.Equal(t, fp.sum(), specFingerprint(e))
 
+	var sf spell
+	sf.str("execgate.salted-spec.v1")
+	sf.field("salt", string(goldenSalt()))
+	sf.field("fingerprint", fp.sum())
+	require.Equal(t, sf.sum(), saltedFingerprint(goldenSalt(), fp.sum()))
+
 	var pd spell
 	pd.str("execgate.call.v1")
-	pd.field("fingerprint", fp.sum())
+	pd.field("fingerprint", sf.sum())
 	pd.list("args", ap.Args)
 	pd.field("stdin", string(stdin))
-	assert.Equal(t, pd.sum(), proposalDigest(fp.sum(), Argv{Args: ap.Args, Stdin: stdin}))
+	assert.Equal(t, pd.sum(), proposalDigest(goldenSalt(), fp.sum(), Argv{Args: ap.Args, Stdin: stdin}))
 
 	var ad spell
 	ad.str("execgate.approval.v1")
@@ -137,10 +155,10 @@ func TestInvariant9_DigestEncodingMatchesItsDocumentation(t *testing.T) {
 	ad.field("command", ap.Command)
 	ad.field("policy_version", ap.PolicyVersion)
 	ad.list("args", ap.Args)
-	ad.field("fingerprint", fp.sum())
+	ad.field("fingerprint", sf.sum())
 	sum := sha256.Sum256(stdin)
 	ad.field("stdin_sha256", hex.EncodeToString(sum[:]))
-	assert.Equal(t, ad.sum(), approvalDigest(&ap, fp.sum(), stdinSHA256(stdin)))
+	assert.Equal(t, ad.sum(), approvalDigest(&ap, sf.sum(), stdinSHA256(stdin)))
 }
 
 // TestInvariant9_EveryBoundFieldChangesTheDigest changes one input at a
@@ -180,7 +198,8 @@ func TestInvariant9_EveryBoundFieldChangesTheDigest(t *testing.T) {
 		"args joined":     func(a *Approval) { a.Args = []string{"log", "--max-count5", ""} },
 		"empty arg gone":  func(a *Approval) { a.Args = a.Args[:3] },
 	}
-	fp := base.Fingerprint
+	fp := base.Salted
+	assert.NotEqual(t, base.Salted, saltedFingerprint([]byte("another salt"), base.Fingerprint), "salt")
 	for name, change := range apChanges {
 		ap := goldenApproval()
 		change(&ap)

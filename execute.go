@@ -320,7 +320,7 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	// Everything that runs comes from the current allowlist and the stored
 	// input, never from the envelope.
 	cur := x.allow.Load()
-	if e, _ := cur.lookup(stored.Name); e == nil || !digestEqual(e.fingerprint, rec.Fingerprint) {
+	if e, _ := cur.lookup(stored.Name); e == nil || !digestEqual(saltedFingerprint(rec.Salt, e.fingerprint), rec.Fingerprint) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
 	}
 	c, err := prepare(cur, stored.Name, rec.Input)

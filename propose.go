@@ -17,7 +17,9 @@ import (
 // It cannot be executed; it exists so that code which must never spawn a
 // process (a planner, a WebAssembly build, a dry run) can use the gate's
 // validation. Digest is the proposal digest: it changes when anything that
-// decides what runs changes.
+// decides what runs changes. It is salted with a random key of the process,
+// so it is stable within one process only and reveals nothing about the
+// command's environment.
 type Proposal struct {
 	Name    string   `json:"name"`
 	Command string   `json:"command"`
@@ -63,7 +65,7 @@ func (p *Proposer) Check(name string, input json.RawMessage) (Proposal, error) {
 		Command: c.e.spec.Command,
 		Args:    c.argv.Args,
 		Stdin:   c.argv.Stdin,
-		Digest:  proposalDigest(c.e.fingerprint, c.argv),
+		Digest:  proposalDigest(processSalt(), c.e.fingerprint, c.argv),
 	}, nil
 }
 
@@ -208,9 +210,11 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 		CreatedAt:     now,
 		ExpiresAt:     now.Add(x.ttl),
 	}
+	salt := newSalt()
 	rec := Record{
 		Input:       append(json.RawMessage(nil), input...),
-		Fingerprint: c.e.fingerprint,
+		Salt:        salt,
+		Fingerprint: saltedFingerprint(salt, c.e.fingerprint),
 		StdinSHA256: stdinSHA256(c.argv.Stdin),
 	}
 	ap.Digest = approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256)

@@ -9,12 +9,15 @@ import (
 
 // Record is what an ApprovalStore keeps for one pending approval: the
 // envelope as proposed (with its digest), a private copy of the caller's
-// input, the spec fingerprint and the stdin hash it was proposed with.
-// It holds no environment values. A Record is serializable, so a durable
-// store may keep it as JSON.
+// input, the record's secret salt, the spec fingerprint salted with it, and
+// the stdin hash it was proposed with. It holds no environment values. A
+// Record is serializable, so a durable store may keep it as JSON; it is
+// private to the trusted side (the salt is what keeps approval digests from
+// revealing anything about the environment or stdin).
 type Record struct {
 	Approval    Approval        `json:"approval"`
 	Input       json.RawMessage `json:"input"`
+	Salt        []byte          `json:"salt"`
 	Fingerprint string          `json:"fingerprint"`
 	StdinSHA256 string          `json:"stdinSha256"`
 }
@@ -86,6 +89,7 @@ func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
 // Save implements ApprovalStore.
 func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	rec.Input = append(json.RawMessage(nil), rec.Input...)
+	rec.Salt = append([]byte(nil), rec.Salt...)
 	rec.Approval.Args = append([]string(nil), rec.Approval.Args...)
 	m.mu.Lock()
 	defer m.mu.Unlock()

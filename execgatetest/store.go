@@ -61,6 +61,7 @@ func record(exp time.Time) execgate.Record {
 			PolicyVersion: "1", CreatedAt: created, ExpiresAt: exp.UTC().Round(0),
 		},
 		Input:       json.RawMessage(`{"b": [1, 2.50],  "a":"x"}`),
+		Salt:        []byte("0123456789abcdef\x00\xff salt bytes"),
 		Fingerprint: "f0" + fmt.Sprintf("%062d", 0),
 		StdinSHA256: "ab" + fmt.Sprintf("%062d", 0),
 	}
@@ -103,6 +104,8 @@ func sameRecord(got, want execgate.Record) error {
 		return fmt.Errorf("input differs: got %q, want %q", got.Input, want.Input)
 	case got.Fingerprint != want.Fingerprint, got.StdinSHA256 != want.StdinSHA256:
 		return fmt.Errorf("fingerprint or stdin hash differs")
+	case string(got.Salt) != string(want.Salt):
+		return fmt.Errorf("salt differs")
 	}
 	return nil
 }
