@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Allowlist is the fixed set of commands a gate may run. It is built once by
@@ -112,6 +113,9 @@ func newEntry(s CommandSpec, cwd string) (*entry, error) {
 	if err != nil {
 		return nil, bad("Command", "%v", err)
 	}
+	if len(path) > maxCommandBytes || !utf8.ValidString(path) {
+		return nil, bad("Command", "the resolved path must be valid UTF-8 of at most %d bytes, so that approvals can carry it", maxCommandBytes)
+	}
 	s.Command = path
 	if s.SHA256 != "" {
 		pin := strings.ToLower(s.SHA256)
@@ -144,8 +148,8 @@ func newEntry(s CommandSpec, cwd string) (*entry, error) {
 	if s.PolicyVersion == "" {
 		s.PolicyVersion = DefaultPolicyVersion
 	}
-	if strings.IndexByte(s.PolicyVersion, 0) >= 0 {
-		return nil, bad("PolicyVersion", "must not contain NUL")
+	if len(s.PolicyVersion) > maxPolicyVersionBytes || !utf8.ValidString(s.PolicyVersion) || strings.IndexByte(s.PolicyVersion, 0) >= 0 {
+		return nil, bad("PolicyVersion", "must be valid UTF-8 without NUL, at most %d bytes, so that approvals can carry it", maxPolicyVersionBytes)
 	}
 	switch {
 	case s.Dir == "":

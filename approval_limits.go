@@ -2,6 +2,7 @@ package execgate
 
 import (
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -58,6 +59,16 @@ func checkEnvelope(ap *Approval) error {
 	if len(ap.PolicyVersion) == 0 || len(ap.PolicyVersion) > maxPolicyVersionBytes {
 		issues = append(issues, Issue{Field: "policyVersion", Message: fmt.Sprintf("must be 1 to %d bytes", maxPolicyVersionBytes)})
 	}
+	for _, tf := range []struct {
+		field string
+		t     time.Time
+	}{{"createdAt", ap.CreatedAt}, {"expiresAt", ap.ExpiresAt}} {
+		// Propose writes UTC; an envelope re-zoned on its way back is
+		// refused as changed, although it names the same instant.
+		if _, off := tf.t.Zone(); tf.t.IsZero() || off != 0 {
+			issues = append(issues, Issue{Field: tf.field, Message: "must be a UTC time, as proposed"})
+		}
+	}
 	issues = append(issues, checkArgsAndReason(ap.Args, ap.Reason)...)
 	if len(issues) > 0 {
 		return &ValidationError{Name: approvalSubject, Issues: issues}
@@ -76,6 +87,12 @@ func checkArgsAndReason(args []string, reason string) []Issue {
 	for i, a := range args {
 		if len(a) > MaxApprovalArgBytes {
 			issues = append(issues, Issue{Field: fmt.Sprintf("args[%d]", i), Message: fmt.Sprintf("must be at most %d bytes", MaxApprovalArgBytes)})
+			break
+		}
+		// An approval travels as JSON, which cannot carry other bytes:
+		// they would come back changed and the approval could never run.
+		if !utf8.ValidString(a) {
+			issues = append(issues, Issue{Field: fmt.Sprintf("args[%d]", i), Message: "must be valid UTF-8 to be carried by an approval"})
 			break
 		}
 	}

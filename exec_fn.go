@@ -57,9 +57,9 @@ type Outcome struct {
 	// PID is the process ID, or 0 if no process was started.
 	PID int
 	// Err, if not nil, means the process could not be started; the
-	// Executor then reports TerminationSpawnError and ignores the other
-	// fields but PID, Stdout and Stderr. Its message is shown in
-	// Result.SpawnError, so it must not contain secrets.
+	// Executor then reports TerminationSpawnError with ExitCode -1, PID 0
+	// and no Signal, keeping only Stdout and Stderr. Its message is shown
+	// in Result.SpawnError, so it must not contain secrets.
 	Err error
 }
 

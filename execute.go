@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,8 @@ type Config struct {
 
 // Executor is the gate: it runs allowlisted commands with validated input,
 // directly or through an approval. An Executor is safe for concurrent use.
+// Make one with NewExecutor; the zero Executor refuses every name, knows no
+// approval and cannot store one.
 type Executor struct {
 	allow  atomic.Pointer[Allowlist]
 	execFn ExecFn
@@ -86,6 +89,41 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	x.allow.Store(cfg.Allowlist)
 	return x, nil
+}
+
+// The zero Executor is usable and refuses everything: it has no allowlist,
+// and no approvals are pending in the store it lacks. These accessors give
+// it the defaults NewExecutor would.
+
+func (x *Executor) clock() time.Time {
+	if x.now == nil {
+		return time.Now()
+	}
+	return x.now()
+}
+
+func (x *Executor) spawner() ExecFn {
+	if x.execFn == nil {
+		return DefaultExecFn
+	}
+	return x.execFn
+}
+
+// zeroStore is the store of a zero Executor: it holds nothing and accepts
+// nothing.
+type zeroStore struct{}
+
+func (zeroStore) Save(context.Context, Record) error { return ErrStoreFull }
+func (zeroStore) Take(context.Context, string) (Record, error) {
+	return Record{}, ErrNoRecord
+}
+func (zeroStore) Delete(context.Context, string) (bool, error) { return false, nil }
+
+func (x *Executor) approvals() ApprovalStore {
+	if x.store == nil {
+		return zeroStore{}
+	}
+	return x.store
 }
 
 // SetAllowlist replaces the Executor's allowlist atomically. Calls that have
@@ -200,9 +238,9 @@ func (x *Executor) spawn(ctx context.Context, c *call, approvalID string) Result
 		NoOutputTimeout: s.NoOutputTimeout,
 		MaxOutput:       s.MaxOutput,
 	}
-	at := x.now()
-	out := x.execFn(ctx, inv)
-	end := x.now()
+	at := x.clock()
+	out := x.spawner()(ctx, inv)
+	end := x.clock()
 	r := normalize(out, s.MaxOutput)
 	r.ID = newID()
 	r.ApprovalID = approvalID
@@ -226,8 +264,8 @@ func normalize(o Outcome, maxOutput int) Result {
 		PID:           o.PID,
 		Stdout:        string(stdout),
 		Stderr:        string(stderr),
-		StdoutDropped: max(o.StdoutDropped, 0) + sd,
-		StderrDropped: max(o.StderrDropped, 0) + ed,
+		StdoutDropped: addCount(o.StdoutDropped, sd),
+		StderrDropped: addCount(o.StderrDropped, ed),
 	}
 	switch {
 	case o.Err != nil:
@@ -236,7 +274,6 @@ func normalize(o Outcome, maxOutput int) Result {
 		if r.SpawnError == "" {
 			r.SpawnError = "the process could not be started"
 		}
-		r.Signal = ""
 	case r.Termination == "":
 		r.Termination = TerminationExit
 	case r.Termination == TerminationSpawnError:
@@ -244,13 +281,28 @@ func normalize(o Outcome, maxOutput int) Result {
 	case !r.Termination.known():
 		r.Termination = TerminationSpawnError
 		r.SpawnError = "the ExecFn reported an unknown termination"
+	}
+	switch r.Termination {
+	case TerminationExit:
 		r.Signal = ""
+	case TerminationSpawnError:
+		r.Signal, r.PID = "", 0
 	}
 	if r.Termination != TerminationExit {
 		r.ExitCode = -1
 	}
 	r.OK = r.Termination == TerminationExit && r.ExitCode == 0
 	return r
+}
+
+// addCount adds a dropped-byte count reported by an ExecFn (ignored if
+// negative) to the count the Executor cut, without overflowing.
+func addCount(reported, cut int64) int64 {
+	reported = max(reported, 0)
+	if reported > math.MaxInt64-cut {
+		return math.MaxInt64
+	}
+	return reported + cut
 }
 
 // Execute runs the call an Approval stands for, at most once.
@@ -293,7 +345,7 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if err := x.auditReady(ctx); err != nil {
 		return Result{}, err
 	}
-	rec, err := x.store.Take(ctx, ap.ID)
+	rec, err := x.approvals().Take(ctx, ap.ID)
 	if errors.Is(err, ErrNoRecord) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonUnknown}
 	}
@@ -305,7 +357,7 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonUnknown}
 	}
 	// A durable store may hand back a record past its expiry.
-	if !x.now().Before(stored.ExpiresAt) {
+	if !x.clock().Before(stored.ExpiresAt) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonExpired}
 	}
 	// The envelope must be the one proposed, field for field: both the
@@ -355,7 +407,7 @@ func (x *Executor) Reject(ctx context.Context, id string) (bool, error) {
 	if is := checkID(id); is != nil {
 		err = &ValidationError{Name: approvalSubject, Issues: []Issue{*is}}
 	} else {
-		ok, err = x.store.Delete(ctx, id)
+		ok, err = x.approvals().Delete(ctx, id)
 		if ev != nil {
 			ev.ApprovalID, ev.Rejected = id, ok
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -382,3 +383,48 @@ func TestNewAllowlist_EnvValueNeverInError(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "secret-canary")
 }
+
+func TestExecutor_ZeroValueRefusesEverything(t *testing.T) {
+	var x execgate.Executor
+	ctx := context.Background()
+	_, err := x.Run(ctx, "echo.say", nil)
+	var nf *execgate.NotFoundError
+	assert.ErrorAs(t, err, &nf)
+	_, err = x.Propose(ctx, "echo.say", nil, "")
+	assert.ErrorAs(t, err, &nf)
+	now := time.Now().UTC()
+	_, err = x.Execute(ctx, execgate.Approval{
+		ID: "019ad4f2-6c1e-7a3b-9c4d-2e5f6a7b8c9d", Name: "echo.say", Command: "/bin/echo",
+		Digest: strings.Repeat("0", 64), PolicyVersion: "1", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+	})
+	var ae *execgate.ApprovalError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, execgate.ReasonUnknown, ae.Reason)
+	ok, err := x.Reject(ctx, "019ad4f2-6c1e-7a3b-9c4d-2e5f6a7b8c9d")
+	assert.NoError(t, err)
+	assert.False(t, ok)
+	_, err = x.Proposer().Check("echo.say", nil)
+	assert.ErrorAs(t, err, &nf)
+
+	// Given an allowlist, it runs with the defaults and still stores nothing.
+	x.SetAllowlist(mustAllowlist(t, execgate.CommandSpec{Name: "true", Command: "/bin/true", Args: execgate.Fixed()}))
+	res, err := x.Run(ctx, "true", nil)
+	require.NoError(t, err)
+	assert.True(t, res.OK)
+	_, err = x.Propose(ctx, "true", nil, "")
+	assert.ErrorIs(t, err, execgate.ErrStoreFull)
+}
+
+func TestRun_PanickingSchemaRefuses(t *testing.T) {
+	x, rec := newGate(t, execgate.Config{}, execgate.CommandSpec{Name: "p", Command: "/bin/true", Args: panicSchema{}})
+	_, err := x.Run(context.Background(), "p", json.RawMessage(`{"secret":"panic-canary"}`))
+	var ve *execgate.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.NotContains(t, err.Error(), "panic-canary")
+	assert.Zero(t, rec.Count())
+}
+
+type panicSchema struct{}
+
+func (panicSchema) Parse(in json.RawMessage) (execgate.Argv, error) { panic(string(in)) }
+func (panicSchema) JSONSchema() json.RawMessage                     { return json.RawMessage(`{}`) }

@@ -89,14 +89,7 @@ func prepare(a *Allowlist, name string, input json.RawMessage) (*call, error) {
 	if len(input) > MaxInputSize {
 		return nil, &ValidationError{Name: name, Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
 	}
-	var argv Argv
-	var err error
-	if e.spec.Dispatch {
-		// NewAllowlist made sure a dispatcher's schema is a subcommandParser.
-		argv, err = e.spec.Args.(subcommandParser).parseSubcommand(sub, input)
-	} else {
-		argv, err = e.spec.Args.Parse(input)
-	}
+	argv, err := parseInput(e, sub, input)
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -126,6 +119,22 @@ func prepare(a *Allowlist, name string, input json.RawMessage) (*call, error) {
 		out.Stdin = append([]byte(nil), argv.Stdin...)
 	}
 	return &call{name: name, e: e, argv: out}, nil
+}
+
+// parseInput runs the spec's schema on input. A schema that panics refuses
+// the input instead of taking the caller's process down; the panic value
+// is not shown, it may quote the input.
+func parseInput(e *entry, sub string, input json.RawMessage) (argv Argv, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			argv, err = Argv{}, errors.New("schema panicked")
+		}
+	}()
+	if e.spec.Dispatch {
+		// NewAllowlist made sure a dispatcher's schema is a subcommandParser.
+		return e.spec.Args.(subcommandParser).parseSubcommand(sub, input)
+	}
+	return e.spec.Args.Parse(input)
 }
 
 // Approval is the envelope of a proposed call, for a person or another
@@ -199,7 +208,7 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	if err := x.auditReady(ctx); err != nil {
 		return Approval{}, err
 	}
-	now := x.now().UTC().Round(0)
+	now := x.clock().UTC().Round(0)
 	ap := Approval{
 		ID:            newID(),
 		Name:          c.name,
@@ -220,7 +229,7 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	ap.Digest = approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256)
 	rec.Approval = ap
 	rec.Approval.Args = append([]string(nil), ap.Args...)
-	if err := x.store.Save(ctx, rec); err != nil {
+	if err := x.approvals().Save(ctx, rec); err != nil {
 		return Approval{}, err
 	}
 	return ap, nil
@@ -245,9 +254,13 @@ const maxApprovalJSON = 2*MaxApprovalArgs*MaxApprovalArgBytes + 64<<10
 // reshaped: unknown fields (an added "env", say), duplicate keys, keys that
 // match a field only case-insensitively, values of the wrong type, NUL
 // bytes, invalid UTF-8 and trailing data are refused with a
-// *ValidationError naming the field. A decoded Approval still authorises
-// nothing until Execute has checked it against its stored record.
+// *ValidationError naming the field. JSON null leaves ap unchanged. A
+// decoded Approval still authorises nothing until Execute has checked it
+// against its stored record.
 func (ap *Approval) UnmarshalJSON(data []byte) error {
+	if string(trimJSONSpace(data)) == "null" {
+		return nil // as encoding/json does for values: null changes nothing
+	}
 	type plain Approval // the same fields, without this method
 	var p plain
 	err := strictjson.Options{MaxSize: maxApprovalJSON}.Decode(data, &p)

@@ -54,25 +54,50 @@ type ApprovalStore interface {
 // none.
 const DefaultStoreCapacity = 1000
 
+// DefaultStoreMaxBytes is the byte budget of a MemoryStore whose options
+// set none.
+const DefaultStoreMaxBytes = 64 << 20
+
 // MemoryStoreOptions configures NewMemoryStore.
 type MemoryStoreOptions struct {
 	// Capacity is the most pending records the store holds. Zero or less
 	// means DefaultStoreCapacity.
 	Capacity int
+	// MaxBytes bounds the memory the pending records may hold, counted as
+	// the bytes of their inputs, arguments and reasons. A Save that would
+	// go over it fails with ErrStoreFull. Zero or less means
+	// DefaultStoreMaxBytes.
+	MaxBytes int64
 	// Now is the store's clock, for expiry. Nil means time.Now. An
 	// Executor that creates its own store passes its own clock.
 	Now func() time.Time
 }
 
-// MemoryStore is an in-process ApprovalStore with a fixed capacity. Expired
-// records are dropped when the store is full and a Save needs room, and
-// whenever Take or Delete meets one. One MemoryStore may be shared by
-// several Executors in a process. It is safe for concurrent use.
+// MemoryStore is an in-process ApprovalStore with a fixed capacity in
+// records and in bytes. Expired records are dropped when the store is full
+// and a Save needs room, and whenever Take or Delete meets one. One
+// MemoryStore may be shared by several Executors in a process. It is safe
+// for concurrent use.
+//
+// The store has no quota per principal: a caller that may Propose can fill
+// it until its records expire. Give Propose only to callers you would let
+// use that much, or put a rate limit in the Policy.
 type MemoryStore struct {
 	mu       sync.Mutex
 	recs     map[string]Record
+	bytes    int64 // recordBytes of every record held
 	capacity int
+	maxBytes int64
 	now      func() time.Time
+}
+
+// recordBytes is what a record counts against MemoryStoreOptions.MaxBytes.
+func recordBytes(rec *Record) int64 {
+	n := int64(len(rec.Input) + len(rec.Approval.Reason) + len(rec.Salt))
+	for _, a := range rec.Approval.Args {
+		n += int64(len(a))
+	}
+	return n
 }
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -83,7 +108,10 @@ func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &MemoryStore{recs: make(map[string]Record), capacity: opts.Capacity, now: opts.Now}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultStoreMaxBytes
+	}
+	return &MemoryStore{recs: make(map[string]Record), capacity: opts.Capacity, maxBytes: opts.MaxBytes, now: opts.Now}
 }
 
 // Save implements ApprovalStore.
@@ -96,13 +124,15 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	if _, ok := m.recs[rec.Approval.ID]; ok {
 		return ErrDuplicateID
 	}
-	if len(m.recs) >= m.capacity {
+	size := recordBytes(&rec)
+	if len(m.recs) >= m.capacity || m.bytes+size > m.maxBytes {
 		m.pruneLocked()
-		if len(m.recs) >= m.capacity {
+		if len(m.recs) >= m.capacity || m.bytes+size > m.maxBytes {
 			return ErrStoreFull
 		}
 	}
 	m.recs[rec.Approval.ID] = rec
+	m.bytes += size
 	return nil
 }
 
@@ -111,8 +141,7 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 // as expired rather than unknown.
 func (m *MemoryStore) Take(_ context.Context, id string) (Record, error) {
 	m.mu.Lock()
-	rec, ok := m.recs[id]
-	delete(m.recs, id)
+	rec, ok := m.removeLocked(id)
 	m.mu.Unlock()
 	if !ok {
 		return Record{}, ErrNoRecord
@@ -120,11 +149,20 @@ func (m *MemoryStore) Take(_ context.Context, id string) (Record, error) {
 	return rec, nil
 }
 
+// removeLocked removes the record with id, if there is one.
+func (m *MemoryStore) removeLocked(id string) (Record, bool) {
+	rec, ok := m.recs[id]
+	if ok {
+		delete(m.recs, id)
+		m.bytes -= recordBytes(&rec)
+	}
+	return rec, ok
+}
+
 // Delete implements ApprovalStore.
 func (m *MemoryStore) Delete(_ context.Context, id string) (bool, error) {
 	m.mu.Lock()
-	rec, ok := m.recs[id]
-	delete(m.recs, id)
+	rec, ok := m.removeLocked(id)
 	m.mu.Unlock()
 	return ok && m.now().Before(rec.Approval.ExpiresAt), nil
 }
@@ -141,7 +179,7 @@ func (m *MemoryStore) pruneLocked() {
 	now := m.now()
 	for id, rec := range m.recs {
 		if !now.Before(rec.Approval.ExpiresAt) {
-			delete(m.recs, id)
+			m.removeLocked(id)
 		}
 	}
 }
