@@ -22,7 +22,10 @@ import (
 
 // Struct returns a schema that decodes JSON input strictly into a T,
 // checks it with validator/v10 tags, and hands it to build, whose Argv is
-// what runs. T must be a struct type; build must not be nil. Both are
+// what runs. build must be deterministic: Execute builds an approved
+// call's argv again and refuses the approval if it differs, so a build that
+// depends on map order, time or randomness burns approvals. T must be a
+// struct type; build must not be nil. Both are
 // checked, with T's tags, when the Allowlist is built: a mistake there is a
 // *ConfigError for the spec's Args field, never a panic at the first call.
 //

@@ -56,8 +56,9 @@ type ValidationError struct {
 	Issues []Issue
 }
 
-// Error implements error. The message names every offending field and never
-// repeats the values that were sent.
+// Error implements error. The message names every offending field. It never
+// repeats stdin or an environment value; see Issue.Message for what a
+// message may quote.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	b.WriteString("execgate: invalid input for ")

@@ -307,6 +307,11 @@ func addCount(reported, cut int64) int64 {
 
 // Execute runs the call an Approval stands for, at most once.
 //
+// Execute is the approver's side of the gate: the envelope works like a
+// bearer token for the proposed call, and Propose hands it to the proposer.
+// Never let the party that proposes reach Execute directly; put the person
+// or system that approves in between, and authenticate it.
+//
 // Execute trusts nothing in ap but its ID and Digest. In order, it: refuses
 // a malformed envelope (not a UUID, not a 64-hex digest, over the size
 // limits) with a *ValidationError, before the store is touched; takes the

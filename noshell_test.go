@@ -1,10 +1,15 @@
 package execgate
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,4 +91,115 @@ func TestInvariant2_NoShellInTheModule(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Greater(t, scanned, 10, "the scan found too few files to be meaningful")
+}
+
+// processStarters are the functions that start or replace a process, by
+// import path and name.
+var processStarters = map[string]map[string]bool{
+	"os/exec":               {"Command": true, "CommandContext": true},
+	"os":                    {"StartProcess": true},
+	"syscall":               {"ForkExec": true, "StartProcess": true, "Exec": true, "RawSyscall": true, "Syscall": true, "Syscall6": true},
+	"golang.org/x/sys/unix": {"Exec": true, "ForkExec": true, "Syscall": true, "Syscall6": true, "RawSyscall": true},
+}
+
+// processStartFiles are the only non-test files allowed to start a
+// process: the Unix ExecFn, which builds an exec.Cmd from the resolved
+// absolute path and an argv slice.
+var processStartFiles = map[string]bool{"exec_fn_unix.go": true}
+
+// findProcessStarts parses one Go file and reports every call of a
+// process-starting function and every exec.Cmd literal, whatever the
+// import is named.
+func findProcessStarts(t *testing.T, filename string, src []byte) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filename, src, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	names := map[string]string{} // local name -> import path
+	for _, imp := range f.Imports {
+		p, err := strconv.Unquote(imp.Path.Value)
+		require.NoError(t, err)
+		local := path.Base(p)
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		names[local] = p
+	}
+	var hits []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		var sel *ast.SelectorExpr
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			sel, _ = n.Fun.(*ast.SelectorExpr)
+		case *ast.CompositeLit:
+			if s, ok := n.Type.(*ast.SelectorExpr); ok {
+				if id, ok := s.X.(*ast.Ident); ok && names[id.Name] == "os/exec" && s.Sel.Name == "Cmd" {
+					hits = append(hits, fset.Position(n.Pos()).String()+": exec.Cmd literal")
+				}
+			}
+			return true
+		default:
+			return true
+		}
+		if sel == nil {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && processStarters[names[id.Name]][sel.Sel.Name] {
+			hits = append(hits, fset.Position(n.Pos()).String()+": "+names[id.Name]+"."+sel.Sel.Name)
+		}
+		return true
+	})
+	return hits
+}
+
+func TestInvariant2_ProcessStartCheckerCatchesEveryForm(t *testing.T) {
+	for _, src := range []string{
+		"package p\nimport \"os/exec\"\nfunc f(s string) { exec.Command(\"sh\", \"-e\", \"-c\", s) }",
+		"package p\nimport x \"os/exec\"\nconst shell = `/bin/sh`\nfunc f(s string) { x.Command(shell, \"-c\", s) }",
+		"package p\nimport \"os/exec\"\nfunc f() { _ = &exec.Cmd{Path: \"/bin/sh\"} }",
+		"package p\nimport \"syscall\"\nfunc f() { syscall.ForkExec(\"/bin/sh\", nil, nil) }",
+		"package p\nimport \"syscall\"\nfunc f() { syscall.Exec(\"/bin/sh\", nil, nil) }",
+		"package p\nimport \"os\"\nfunc f() { os.StartProcess(\"/bin/sh\", nil, nil) }",
+		"package p\nimport u \"golang.org/x/sys/unix\"\nfunc f() { u.Exec(\"/bin/sh\", nil, nil) }",
+	} {
+		assert.NotEmpty(t, findProcessStarts(t, "x.go", []byte(src)), "missed:\n%s", src)
+	}
+	assert.Empty(t, findProcessStarts(t, "x.go", []byte("package p\nimport \"os/exec\"\nfunc f() { _, _ = exec.LookPath(\"git\") }")))
+}
+
+// TestInvariant2_OnlyTheExecFnStartsProcesses checks, on the syntax tree of
+// every non-test Go file of the module, that nothing but the Unix ExecFn
+// can start a process.
+func TestInvariant2_OnlyTheExecFnStartsProcesses(t *testing.T) {
+	scanned := 0
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); p != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		scanned++
+		if hits := findProcessStarts(t, p, src); len(hits) > 0 && !processStartFiles[p] {
+			t.Errorf("%s starts processes outside the ExecFn:\n%s", p, strings.Join(hits, "\n"))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, scanned, 10)
+	// The allowed file does start processes; if it stopped, this test
+	// would be checking nothing.
+	src, err := os.ReadFile("exec_fn_unix.go")
+	require.NoError(t, err)
+	assert.NotEmpty(t, findProcessStarts(t, "exec_fn_unix.go", src))
 }

@@ -42,8 +42,10 @@ type Record struct {
 //     taken or deleted, or one that had expired.
 //   - Stored records are returned exactly as saved, byte for byte in Input.
 //
-// The Executor never trusts a store for anything but single use: expiry,
-// digest and allowlist are checked again after Take.
+// A store is on the trusted side: whoever can write records into it can
+// create pending approvals. What the Executor does not take from the store
+// on trust is whether a record may still run: expiry, the envelope's digest
+// and the current allowlist are checked again after Take.
 type ApprovalStore interface {
 	Save(ctx context.Context, rec Record) error
 	Take(ctx context.Context, id string) (Record, error)
