@@ -134,7 +134,7 @@ func (x *Executor) newEvent(ctx context.Context, op, name string) *Event {
 	if x.auditor == nil {
 		return nil
 	}
-	return &Event{Op: op, Time: x.now(), Principal: PrincipalFrom(ctx), Name: name}
+	return &Event{Op: op, Time: x.clock(), Principal: PrincipalFrom(ctx), Name: name}
 }
 
 // noteCall records what a validated call would run.
