@@ -134,6 +134,11 @@ func (x *Executor) SetAllowlist(a *Allowlist) {
 	x.allow.Store(a)
 }
 
+// Allowlist returns the Executor's current allowlist, which may be nil.
+func (x *Executor) Allowlist() *Allowlist {
+	return x.allow.Load()
+}
+
 // Proposer returns a Proposer that always uses the Executor's current
 // allowlist.
 func (x *Executor) Proposer() *Proposer {

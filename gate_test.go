@@ -428,3 +428,13 @@ type panicSchema struct{}
 
 func (panicSchema) Parse(in json.RawMessage) (execgate.Argv, error) { panic(string(in)) }
 func (panicSchema) JSONSchema() json.RawMessage                     { return json.RawMessage(`{}`) }
+
+func TestExecutor_AllowlistFollowsSetAllowlist(t *testing.T) {
+	a := mustAllowlist(t, echoSpec())
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a})
+	require.NoError(t, err)
+	assert.Same(t, a, x.Allowlist())
+	b := mustAllowlist(t)
+	x.SetAllowlist(b)
+	assert.Same(t, b, x.Allowlist())
+}

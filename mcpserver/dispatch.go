@@ -1,0 +1,118 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/execgate/execgate"
+)
+
+// splitSubcommand takes the arguments of a call to a dispatcher tool apart.
+// It returns the value of the top-level "subcommand" member and the
+// arguments with that member removed, every other member byte for byte as
+// the client sent it, so that the gate still sees (and refuses) duplicate
+// keys, case variants, unknown fields and bad values in what remains.
+//
+// It refuses, with a *execgate.ValidationError for the tool: input larger
+// than execgate.MaxInputSize, anything but a single JSON object, a missing
+// or repeated "subcommand" (also when spelled with escapes), a
+// "subcommand" that is not a string, and a subcommand that does not match
+// ^[a-z][a-z0-9-]*$ within 64 bytes. The last check matters: the
+// subcommand becomes part of the requested name, and must never add a '.'
+// that would make the gate look up another spec.
+func splitSubcommand(toolName string, args json.RawMessage) (string, json.RawMessage, error) {
+	refuse := func(field, msg string) (string, json.RawMessage, error) {
+		return "", nil, &execgate.ValidationError{Name: toolName, Issues: []execgate.Issue{{Field: field, Message: msg}}}
+	}
+	notObject := fmt.Sprintf("the arguments must be a JSON object with a %q string", SubcommandProperty)
+	if len(args) > execgate.MaxInputSize {
+		return refuse("", "input is larger than 1 MiB")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return refuse("", notObject)
+	}
+	var (
+		sub     string
+		found   bool
+		members [][]byte
+		prev    = dec.InputOffset()
+	)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return refuse("", "the arguments are not valid JSON")
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return refuse("", "the arguments are not valid JSON")
+		}
+		end := dec.InputOffset()
+		if key != SubcommandProperty {
+			members = append(members, memberBytes(args[prev:end]))
+			prev = end
+			continue
+		}
+		prev = end
+		if found {
+			return refuse(SubcommandProperty, "duplicate key")
+		}
+		found = true
+		if len(val) == 0 || val[0] != '"' || json.Unmarshal(val, &sub) != nil {
+			return refuse(SubcommandProperty, "must be a string")
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return refuse("", "the arguments are not valid JSON")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return refuse("", "unexpected data after the arguments object")
+	}
+	if !found {
+		return refuse(SubcommandProperty, "required")
+	}
+	if !validSubcommand(sub) {
+		return refuse(SubcommandProperty, fmt.Sprintf("must be 1 to %d bytes matching %s", maxSubcommandBytes, subcommandPattern))
+	}
+	rest := make([]byte, 0, len(args))
+	rest = append(rest, '{')
+	for i, m := range members {
+		if i > 0 {
+			rest = append(rest, ',')
+		}
+		rest = append(rest, m...)
+	}
+	rest = append(rest, '}')
+	return sub, rest, nil
+}
+
+// memberBytes trims what precedes a member in the span between the end of
+// the previous member (or the opening brace) and the end of this one: white
+// space and the separating comma. What is left is `"key": value` exactly as
+// sent.
+func memberBytes(span []byte) []byte {
+	span = bytes.TrimLeft(span, " \t\r\n")
+	if len(span) > 0 && span[0] == ',' {
+		span = bytes.TrimLeft(span[1:], " \t\r\n")
+	}
+	return span
+}
+
+// validSubcommand reports whether sub matches ^[a-z][a-z0-9-]*$ within
+// maxSubcommandBytes.
+func validSubcommand(sub string) bool {
+	if len(sub) == 0 || len(sub) > maxSubcommandBytes || sub[0] < 'a' || sub[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(sub); i++ {
+		c := sub[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,95 @@
+// Package mcpserver serves an execgate Executor to AI agents as Model
+// Context Protocol tools, with the official MCP Go SDK.
+//
+// Every spec of an allowlist becomes one tool: its name is the spec's
+// name, its description the spec's Description, its input schema the
+// spec's JSONSchema, and its annotations come from the spec's Hints. A
+// tool call goes to Executor.Run with the arguments exactly as the client
+// sent them: the SDK does not decode them, the gate does, strictly. To
+// serve an Executor over stdio:
+//
+//	a, err := execgate.NewAllowlist(specs...)
+//	if err != nil { ... }
+//	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a, Policy: p})
+//	if err != nil { ... }
+//	srv, err := mcpserver.New(x, mcpserver.Options{
+//		Allowlist: a,              // what to list; the same allowlist as x
+//		Principal: "local-agent",  // who every call runs as, for the Policy
+//	})
+//	if err != nil { ... }
+//	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil { ... }
+//
+// For other transports, hand Server.MCPServer to the SDK (for example to
+// mcp.NewStreamableHTTPHandler).
+//
+// # Results
+//
+// Every outcome of a call is a tool result, never a protocol error, so
+// that a model can read it and correct itself:
+//
+//   - A command that ran returns a text summary (how it ended, stdout,
+//     stderr, and how many bytes of each were dropped beyond the spec's
+//     MaxOutput) and the execgate.Result as structured content. IsError
+//     is set unless the process exited with status 0: a non-zero exit, a
+//     signal, a timeout and a spawn error are errors.
+//   - A call that did not run returns IsError with the reason as text and
+//     a CallStatus as structured content: refused (an unknown tool, bad
+//     arguments, a policy deny; the message is the gate's typed error,
+//     which never repeats stdin or environment values), pending approval,
+//     declined, or not approved.
+//
+// An unknown tool name is refused as not allowlisted without reaching the
+// Executor, so it does not appear in the Executor's audit trail.
+//
+// # Dispatcher tools
+//
+// MCP needs a finite tool list, while a dispatcher spec ("git" with
+// Dispatch set) serves any "git.<sub>". A dispatcher is therefore listed
+// as one tool named after the spec, whose input schema is the
+// dispatcher's schema plus a required "subcommand" string. The server
+// removes "subcommand" from the arguments and asks the gate for
+// "git.<subcommand>", so the gate and the Policy decide on the full name,
+// as for any dispatched call. The removal is strict: the arguments must be
+// one JSON object with exactly one "subcommand" member, a string matching
+// ^[a-z][a-z0-9-]*$ (so it can never add a '.' and reach another spec);
+// every other member is forwarded byte for byte, so the gate still
+// refuses duplicate keys, unknown fields and bad values in them. A
+// subcommand that has its own listed tool ("git.log") is refused with a
+// pointer to that tool.
+//
+// # Approvals
+//
+// A call that the Policy holds for approval is proposed (Executor.Propose,
+// with the reason "requested by <principal> via MCP"), and then, by
+// Options.Approvals:
+//
+//   - ApprovalsElicit (the default): if the client declares the
+//     elicitation capability, its user is asked to accept or decline,
+//     with the command, its arguments and the reason shown. Accept
+//     executes the approval once and returns its result; decline, dismiss,
+//     an error or a timeout rejects it, and nothing runs. With protocol
+//     versions before 2026-07-28 the server sends elicitation/create while
+//     it handles the call; from 2026-07-28 it returns an input-required
+//     result and the client retries the call with the answer, bound to
+//     the original call by a random request state kept on the server.
+//     A client that cannot elicit gets a pending approval, as below, and
+//     so does a call whose arguments are too long to show whole (over
+//     16 KiB): a person is never asked to approve a shortened argv.
+//   - ApprovalsPending: the approval is passed to Options.OnPending, for
+//     an out-of-band approver, and returned as pending: IsError, with the
+//     Approval (ID, name, argv, expiry, digest) in CallStatus.Approval.
+//     Whoever holds it approves by handing it to Executor.Execute on the
+//     same Executor (or store), which runs it at most once.
+//   - ApprovalsRefuse: the call is refused.
+//
+// An elicitation answer is only as trustworthy as the MCP client that
+// relays it: the client, not the model, answers elicitation requests.
+// Where the client cannot be trusted to speak for a person, use
+// ApprovalsPending.
+//
+// # Principal
+//
+// Stdio carries no caller identity, so the principal is set per server
+// (Options.Principal) and every call runs under
+// execgate.WithPrincipal(ctx, Options.Principal).
+package mcpserver

@@ -1,0 +1,195 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/execgate/execgate"
+)
+
+// Statuses carried by CallStatus.
+const (
+	// StatusRefused: the gate or this server refused the call; nothing ran.
+	// CallStatus.Kind says why.
+	StatusRefused = "refused"
+	// StatusPending: the call needs a person's approval, which is pending;
+	// nothing ran yet. CallStatus.Approval is the envelope an out-of-band
+	// approver hands to Executor.Execute.
+	StatusPending = "pending_approval"
+	// StatusDeclined: the client's user declined (or dismissed) the
+	// approval request; the approval was rejected and nothing ran.
+	StatusDeclined = "declined"
+	// StatusNotApproved: the approval request failed or timed out before
+	// anyone answered it; the approval was rejected and nothing ran.
+	StatusNotApproved = "not_approved"
+)
+
+// Kinds of refusal carried by CallStatus.Kind.
+const (
+	// KindNotFound: the tool or command is not allowlisted
+	// (*execgate.NotFoundError).
+	KindNotFound = "not_found"
+	// KindInvalidInput: the arguments were refused
+	// (*execgate.ValidationError); Issues names each offending field.
+	KindInvalidInput = "invalid_input"
+	// KindPolicy: the Policy denied or rate-limited the call, or it needs
+	// an approval this server does not take (*execgate.PolicyError);
+	// Action and Rule say which.
+	KindPolicy = "policy"
+	// KindApproval: an approved call could not be executed
+	// (*execgate.ApprovalError); Reason says why.
+	KindApproval = "approval"
+	// KindUnavailable: the gate could not take the call now: the audit
+	// trail is not ready, the approval store is full, or approvals could
+	// not be delivered.
+	KindUnavailable = "unavailable"
+	// KindInternal: an error this server does not show; it is logged.
+	KindInternal = "internal"
+)
+
+// CallStatus is the structured content of a tool result for a call whose
+// command did not run: refused, pending approval, declined or not
+// approved. A call whose command ran has an execgate.Result as its
+// structured content instead, which has no "status" member.
+type CallStatus struct {
+	// Status is one of StatusRefused, StatusPending, StatusDeclined and
+	// StatusNotApproved.
+	Status string `json:"status"`
+	// Kind says why a call was refused (StatusRefused only): KindNotFound,
+	// KindInvalidInput, KindPolicy, KindApproval, KindUnavailable or
+	// KindInternal.
+	Kind string `json:"kind,omitempty"`
+	// Message is the same text as the result's text content.
+	Message string `json:"message"`
+	// Name is the command name the refusal is about, if known.
+	Name string `json:"name,omitempty"`
+	// Issues lists the refused fields (KindInvalidInput only).
+	Issues []execgate.Issue `json:"issues,omitempty"`
+	// Action and Rule are the Policy's decision (KindPolicy only).
+	Action string `json:"action,omitempty"`
+	Rule   string `json:"rule,omitempty"`
+	// Reason is the approval error's reason (KindApproval only).
+	Reason string `json:"reason,omitempty"`
+	// Approval is the approval the status is about: the pending envelope
+	// (StatusPending), or the rejected one (StatusDeclined,
+	// StatusNotApproved).
+	Approval *execgate.Approval `json:"approval,omitempty"`
+}
+
+// statusResult builds an IsError result whose text is st.Message.
+func statusResult(st *CallStatus) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: st.Message}},
+		StructuredContent: st,
+		IsError:           true,
+	}
+}
+
+// refusal turns an error from the Executor (or this server's own checks)
+// into a tool result a model can act on. Typed errors keep their message,
+// which never repeats stdin or environment values; any other error is
+// logged and shown as an internal error.
+func (s *Server) refusal(err error) *mcp.CallToolResult {
+	st := &CallStatus{Status: StatusRefused, Message: err.Error()}
+	var (
+		nf *execgate.NotFoundError
+		ve *execgate.ValidationError
+		pe *execgate.PolicyError
+		ae *execgate.ApprovalError
+		ue *execgate.AuditError
+	)
+	switch {
+	case errors.As(err, &nf):
+		st.Kind, st.Name = KindNotFound, nf.Name
+	case errors.As(err, &ve):
+		st.Kind, st.Name, st.Issues = KindInvalidInput, ve.Name, ve.Issues
+	case errors.As(err, &pe):
+		st.Kind, st.Name, st.Action, st.Rule = KindPolicy, pe.Name, pe.Action, pe.Rule
+		if pe.Action == execgate.ActionRequireApproval {
+			st.Message = fmt.Sprintf("execgate: %q needs a person's approval, and this server does not take approvals", pe.Name)
+		}
+	case errors.As(err, &ae):
+		st.Kind, st.Reason = KindApproval, ae.Reason
+	case errors.As(err, &ue):
+		st.Kind = KindUnavailable
+	case errors.Is(err, execgate.ErrStoreFull):
+		st.Kind = KindUnavailable
+	default:
+		s.opts.Logger.Error("mcpserver: call failed", "error", err)
+		st.Kind, st.Message = KindInternal, "execgate: the call failed with an internal error"
+	}
+	st.Message += "; nothing ran."
+	return statusResult(st)
+}
+
+// ranResult reports a call whose command was handed to the process
+// runner. The text shows how it ended, its output and how much output
+// was dropped; the structured content is the Result. IsError is set unless
+// the process exited with status 0 (Result.OK): a non-zero exit, a signal,
+// a timeout, a cancellation and a spawn error are all errors to a model.
+func ranResult(r execgate.Result) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: resultText(r)}},
+		StructuredContent: r,
+		IsError:           !r.OK,
+	}
+}
+
+func resultText(r execgate.Result) string {
+	var b strings.Builder
+	switch r.Termination {
+	case execgate.TerminationExit:
+		fmt.Fprintf(&b, "%s exited with status %d.\n", r.Name, r.ExitCode)
+	case execgate.TerminationSignal:
+		fmt.Fprintf(&b, "%s was killed by %s.\n", r.Name, r.Signal)
+	case execgate.TerminationTimeout:
+		fmt.Fprintf(&b, "%s ran out of time and was killed.\n", r.Name)
+	case execgate.TerminationNoOutputTimeout:
+		fmt.Fprintf(&b, "%s produced no output for too long and was killed.\n", r.Name)
+	case execgate.TerminationCanceled:
+		fmt.Fprintf(&b, "%s was canceled.\n", r.Name)
+	case execgate.TerminationSpawnError:
+		fmt.Fprintf(&b, "%s could not be started: %s\n", r.Name, r.SpawnError)
+	default:
+		fmt.Fprintf(&b, "%s ended: %s.\n", r.Name, r.Termination)
+	}
+	stream(&b, "stdout", r.Stdout, r.StdoutDropped)
+	stream(&b, "stderr", r.Stderr, r.StderrDropped)
+	return b.String()
+}
+
+func stream(b *strings.Builder, name, out string, dropped int64) {
+	if out == "" && dropped == 0 {
+		fmt.Fprintf(b, "%s: (empty)\n", name)
+		return
+	}
+	fmt.Fprintf(b, "%s:\n%s", name, out)
+	if !strings.HasSuffix(out, "\n") {
+		b.WriteByte('\n')
+	}
+	if dropped > 0 {
+		fmt.Fprintf(b, "[%s truncated: %d more bytes were not kept]\n", name, dropped)
+	}
+}
+
+// pendingResult reports an approval left for an out-of-band approver. It
+// is an IsError result: the requested command has not run, and a model
+// must not read the call as done.
+func pendingResult(ap execgate.Approval) *mcp.CallToolResult {
+	msg := fmt.Sprintf("execgate: %q needs a person's approval and has NOT run. "+
+		"Approval %s is pending until %s; once a person approves it, it runs once. "+
+		"Do not call the tool again for this request: tell the user that approval %s is waiting.",
+		ap.Name, ap.ID, ap.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z07:00"), ap.ID)
+	return statusResult(&CallStatus{Status: StatusPending, Name: ap.Name, Message: msg, Approval: &ap})
+}
+
+// unanswered reports an approval that was rejected because the person
+// declined it (status StatusDeclined) or because no answer came (status
+// StatusNotApproved); why is shown to the model.
+func unanswered(status string, ap execgate.Approval, why string) *mcp.CallToolResult {
+	msg := fmt.Sprintf("execgate: %q was not approved (%s); nothing ran.", ap.Name, why)
+	return statusResult(&CallStatus{Status: status, Name: ap.Name, Message: msg, Approval: &ap})
+}

@@ -1,0 +1,327 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/execgate/execgate"
+)
+
+// DefaultName is the server name announced to clients when Options.Name is
+// empty.
+const DefaultName = "execgate"
+
+// DefaultElicitationTimeout is how long the server waits for a person to
+// answer an approval request when Options.ElicitationTimeout is zero.
+const DefaultElicitationTimeout = 5 * time.Minute
+
+// MaxPrincipalBytes is the longest Options.Principal accepted.
+const MaxPrincipalBytes = 256
+
+// maxWaiting bounds the approval requests that wait for a client's answer
+// (see Server.requestApproval); a call beyond it is refused and its
+// approval rejected.
+const maxWaiting = 1000
+
+// defaultInstructions tells a model how to read this server's results.
+const defaultInstructions = "Each tool runs one allowlisted command directly, without a shell, " +
+	"after its arguments have been checked against the tool's input schema. " +
+	"A refused call returns an error result saying why and runs nothing: fix the arguments as the message says. " +
+	"Some calls need a person's approval: the user may be asked to confirm, or the result says the approval is pending; " +
+	"then do not call the tool again for the same request, tell the user instead."
+
+// ApprovalMode says what the server does with a call that the Policy holds
+// for a person's approval.
+type ApprovalMode int
+
+const (
+	// ApprovalsElicit, the zero value, proposes the call and asks the
+	// client's user through MCP elicitation when the client declares the
+	// elicitation capability, running the call once on accept; with a
+	// client that cannot elicit it behaves like ApprovalsPending.
+	ApprovalsElicit ApprovalMode = iota
+	// ApprovalsPending proposes the call and returns a pending-approval
+	// result for an out-of-band approver (see Options.OnPending), without
+	// asking the client. Use it when the MCP client is not trusted to speak
+	// for a person: an elicitation answer is only as trustworthy as the
+	// client that relays it.
+	ApprovalsPending
+	// ApprovalsRefuse refuses every call that needs an approval; nothing is
+	// proposed.
+	ApprovalsRefuse
+)
+
+// String returns the mode's name.
+func (m ApprovalMode) String() string {
+	switch m {
+	case ApprovalsElicit:
+		return "elicit"
+	case ApprovalsPending:
+		return "pending"
+	case ApprovalsRefuse:
+		return "refuse"
+	}
+	return fmt.Sprintf("ApprovalMode(%d)", int(m))
+}
+
+// Options configures a Server. Only Allowlist is required.
+type Options struct {
+	// Name is the implementation name announced to clients. Empty means
+	// DefaultName.
+	Name string
+
+	// Version is the implementation version announced to clients. Empty
+	// means the version of the execgate module in the running binary's
+	// build information, or "devel".
+	Version string
+
+	// Instructions are the server instructions sent to clients. Empty
+	// means a short text telling a model how to read refusals and pending
+	// approvals.
+	Instructions string
+
+	// Principal is the identity every call runs under: the handler wraps
+	// each call's context with execgate.WithPrincipal(ctx, Principal), so
+	// the Executor's Policy sees it in Request.Principal. A transport such
+	// as stdio carries no caller identity, so it is set per server. It must
+	// be valid UTF-8 without control characters, at most
+	// MaxPrincipalBytes. Empty means the unknown principal "".
+	Principal string
+
+	// Allowlist is the set of commands listed as tools. It is required and
+	// should be the Executor's allowlist: the Executor decides every call
+	// with its own current allowlist, so a tool missing from it is refused
+	// as not allowlisted, and a name served by the Executor but not listed
+	// here is refused as an unknown tool. After Executor.SetAllowlist, call
+	// Server.SetAllowlist with the same value.
+	Allowlist *execgate.Allowlist
+
+	// Approvals says what happens to a call that needs an approval. The
+	// zero value is ApprovalsElicit.
+	Approvals ApprovalMode
+
+	// OnPending, if not nil, is called with every approval returned to the
+	// client as pending, before the result is sent, so that an out-of-band
+	// approver learns about it (a queue, a chat message, an HTTP approval
+	// endpoint's list). If it returns an error the approval is rejected and
+	// the call fails with nothing run. It is not called for approvals
+	// answered through elicitation. It may be called concurrently. Nil
+	// means approvals are only reported to the client.
+	OnPending func(ctx context.Context, ap execgate.Approval) error
+
+	// ElicitationTimeout bounds how long an approval request waits for the
+	// client's answer; when it passes the approval is rejected and nothing
+	// runs. Zero means DefaultElicitationTimeout; negative is refused.
+	ElicitationTimeout time.Duration
+
+	// Logger receives the server's own log records (errors it does not
+	// show to clients) and is handed to the MCP SDK. Nil means no logging.
+	Logger *slog.Logger
+}
+
+// Server exposes an Executor as MCP tools: one tool per spec of
+// Options.Allowlist. Every call goes through the Executor: Run for calls
+// the Policy allows, Propose and Execute for calls it holds for approval.
+// A Server is safe for concurrent use and may serve many sessions.
+type Server struct {
+	x      *execgate.Executor
+	opts   Options
+	reason string
+	srv    *mcp.Server
+
+	update sync.Mutex // serialises SetAllowlist
+
+	mu      sync.Mutex
+	tools   map[string]tool     // listed tools, by name
+	waiting map[string]*waiting // approval requests awaiting a client's retry, by request state
+}
+
+// New returns a Server that serves x with the tools of opts.Allowlist. It
+// returns an error if x or opts.Allowlist is nil, an option is invalid, or
+// a spec cannot be listed as a tool (its JSONSchema is not a JSON object
+// of type "object", or a dispatcher's schema already has a "subcommand"
+// property).
+func New(x *execgate.Executor, opts Options) (*Server, error) {
+	if x == nil {
+		return nil, errors.New("mcpserver: nil Executor")
+	}
+	if opts.Allowlist == nil {
+		return nil, errors.New("mcpserver: Options.Allowlist is required (pass the Executor's allowlist)")
+	}
+	if err := checkPrincipal(opts.Principal); err != nil {
+		return nil, err
+	}
+	if opts.Approvals < ApprovalsElicit || opts.Approvals > ApprovalsRefuse {
+		return nil, fmt.Errorf("mcpserver: unknown Options.Approvals %v", opts.Approvals)
+	}
+	if opts.ElicitationTimeout < 0 {
+		return nil, errors.New("mcpserver: Options.ElicitationTimeout must not be negative")
+	}
+	if opts.ElicitationTimeout == 0 {
+		opts.ElicitationTimeout = DefaultElicitationTimeout
+	}
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	if opts.Version == "" {
+		opts.Version = moduleVersion()
+	}
+	if opts.Instructions == "" {
+		opts.Instructions = defaultInstructions
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		x:       x,
+		opts:    opts,
+		reason:  approvalReason(opts.Principal),
+		tools:   make(map[string]tool),
+		waiting: make(map[string]*waiting),
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       opts.Logger,
+		// Tools only: no logging capability, nothing else.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	s.srv.AddReceivingMiddleware(s.unknownTools)
+	if err := s.SetAllowlist(opts.Allowlist); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// MCPServer returns the underlying MCP server, to connect it to a transport
+// with Run or Connect, or to serve it over HTTP with the SDK's handlers.
+// Adding or removing tools on it directly bypasses this package: such
+// tools are not gated.
+func (s *Server) MCPServer() *mcp.Server {
+	return s.srv
+}
+
+// Run serves one session over t until the client disconnects or ctx is
+// done. For stdio, t is &mcp.StdioTransport{}.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.srv.Run(ctx, t)
+}
+
+// SetAllowlist replaces the listed tools with the specs of a, notifying
+// connected clients that the tool list changed. Call it after
+// Executor.SetAllowlist with the same allowlist. It returns an error, and
+// changes nothing, if a is nil or a spec cannot be listed (see New).
+func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
+	if a == nil {
+		return errors.New("mcpserver: nil Allowlist")
+	}
+	s.update.Lock()
+	defer s.update.Unlock()
+	specs := a.Specs()
+	next := make(map[string]tool, len(specs))
+	defs := make([]*mcp.Tool, 0, len(specs))
+	for _, spec := range specs {
+		def, err := toolFor(spec)
+		if err != nil {
+			return err
+		}
+		next[spec.Name] = tool{name: spec.Name, dispatch: spec.Dispatch}
+		defs = append(defs, def)
+	}
+	if err := probeTools(defs); err != nil {
+		return err
+	}
+	// Register first, then list, then unregister: a call that races with
+	// the change is answered by a registered handler or refused as an
+	// unknown tool, never run by a tool that is no longer listed.
+	for _, def := range defs {
+		s.srv.AddTool(def, s.handler(next[def.Name]))
+	}
+	s.mu.Lock()
+	var gone []string
+	for name := range s.tools {
+		if _, ok := next[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	s.tools = next
+	s.mu.Unlock()
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+	}
+	return nil
+}
+
+// lookupTool reports whether name is a listed tool, and which.
+func (s *Server) lookupTool(name string) (tool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tools[name]
+	return t, ok
+}
+
+// unknownTools answers tools/call for a name that is not listed with an
+// error result, as for any other refusal, instead of the SDK's protocol
+// error, so that a model can read it. The name is not handed to the
+// Executor: a name it would serve but this server does not list (a
+// dispatcher's "git.status") must go through the listed tool.
+func (s *Server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+				if _, listed := s.lookupTool(p.Name); !listed {
+					return s.refusal(&execgate.NotFoundError{Name: p.Name}), nil
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func checkPrincipal(p string) error {
+	if len(p) > MaxPrincipalBytes {
+		return fmt.Errorf("mcpserver: Options.Principal is longer than %d bytes", MaxPrincipalBytes)
+	}
+	if !utf8.ValidString(p) {
+		return errors.New("mcpserver: Options.Principal is not valid UTF-8")
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return fmt.Errorf("mcpserver: Options.Principal contains the control or format character %U", r)
+		}
+	}
+	return nil
+}
+
+// approvalReason is the Reason of every approval this server proposes.
+func approvalReason(principal string) string {
+	if principal == "" {
+		return "requested via MCP (no principal set)"
+	}
+	return fmt.Sprintf("requested by %q via MCP", principal)
+}
+
+// moduleVersion returns the version of the execgate module in the running
+// binary, or "devel".
+func moduleVersion() string {
+	const path = "github.com/execgate/execgate"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Path == path && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == path && d.Version != "" {
+				return d.Version
+			}
+		}
+	}
+	return "devel"
+}
