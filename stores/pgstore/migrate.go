@@ -1,0 +1,109 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultTable is the table a Store uses, and Migrate creates, when none
+// is named.
+const DefaultTable = "execgate_approvals"
+
+// migrateLock is the second key of the advisory lock Migrate holds, under
+// lockClass, so that processes migrating at once do not race inside
+// CREATE TABLE IF NOT EXISTS.
+const migrateLock = 0
+
+// Migrate creates the table for a Store, and its index, if they do not
+// exist: table is a name as in Options.Table, "" meaning DefaultTable. It
+// is idempotent and safe to run from several processes at once; it never
+// alters a table that exists. Nothing in this package migrates on its own:
+// call Migrate at deployment or at startup, with a role allowed to create
+// tables. The statements are shown in the package documentation.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, table string) error {
+	if pool == nil {
+		return errors.New("pgstore: Migrate needs a pool")
+	}
+	t, err := parseTable(table)
+	if err != nil {
+		return err
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
+	for _, stmt := range []string{
+		fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, %d)`, lockClass, migrateLock),
+		t.createTable(),
+		t.createIndex(),
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+	}
+	return nil
+}
+
+// table is a validated table name.
+type table struct {
+	quoted string // schema-qualified if given, each part quoted
+	index  string // the quoted, unqualified name of the expiry index
+}
+
+var (
+	tablePart  = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
+	schemaPart = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+)
+
+// parseTable validates name ("table" or "schema.table") and quotes it. The
+// table part is at most 48 bytes so that the names PostgreSQL derives from
+// it (the primary key's, the index's) fit its 63-byte limit.
+func parseTable(name string) (table, error) {
+	if name == "" {
+		name = DefaultTable
+	}
+	schema, tbl, qualified := strings.Cut(name, ".")
+	if !qualified {
+		schema, tbl = "", name
+	}
+	if !tablePart.MatchString(tbl) || (qualified && !schemaPart.MatchString(schema)) {
+		return table{}, fmt.Errorf("pgstore: table name %q is not a lowercase SQL identifier ([a-z_][a-z0-9_]*, at most 48 bytes), optionally after a schema and a dot", name)
+	}
+	id := pgx.Identifier{tbl}
+	if qualified {
+		id = pgx.Identifier{schema, tbl}
+	}
+	return table{
+		quoted: id.Sanitize(),
+		index:  pgx.Identifier{tbl + "_expires_at_idx"}.Sanitize(),
+	}, nil
+}
+
+// createTable is the table's definition; keep it in step with the package
+// documentation.
+func (t table) createTable() string {
+	return `CREATE TABLE IF NOT EXISTS ` + t.quoted + ` (
+	id           text        PRIMARY KEY,
+	approval     json        NOT NULL,
+	input        bytea       NOT NULL,
+	salt         bytea       NOT NULL,
+	fingerprint  text        NOT NULL,
+	stdin_sha256 text        NOT NULL,
+	digest       text        NOT NULL,
+	expires_at   timestamptz NOT NULL
+)`
+}
+
+func (t table) createIndex() string {
+	return `CREATE INDEX IF NOT EXISTS ` + t.index + ` ON ` + t.quoted + ` (expires_at)`
+}
