@@ -69,6 +69,9 @@ func checkEnvelope(ap *Approval) error {
 			issues = append(issues, Issue{Field: tf.field, Message: "must be a UTC time, as proposed"})
 		}
 	}
+	if checkPrincipal("", ap.Principal) != nil {
+		issues = append(issues, Issue{Field: "principal", Message: fmt.Sprintf("must be valid UTF-8 without control characters, at most %d bytes", MaxPrincipalBytes)})
+	}
 	issues = append(issues, checkArgsAndReason(ap.Args, ap.Reason)...)
 	if len(issues) > 0 {
 		return &ValidationError{Name: approvalSubject, Issues: issues}

@@ -123,7 +123,7 @@ func TestPropose_ReturnsAShowableApproval(t *testing.T) {
 	require.NoError(t, err)
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal(b, &fields))
-	assert.ElementsMatch(t, []string{"id", "name", "command", "args", "digest", "reason", "policyVersion", "createdAt", "expiresAt"}, keys(fields))
+	assert.ElementsMatch(t, []string{"id", "principal", "name", "command", "args", "digest", "reason", "policyVersion", "createdAt", "expiresAt"}, keys(fields))
 	assert.NotContains(t, string(b), "stdin-canary")
 	assert.NotContains(t, string(b), "LANG")
 }
@@ -615,4 +615,69 @@ func TestInvariant9_TamperedEnvelopeJSONIsRefused(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &good))
 	_, err = x.Execute(context.Background(), good)
 	require.NoError(t, err, "refused decodes never reached the store")
+}
+
+// TestInvariant9_ExecuteJudgesTheProposersCall proposes as one principal
+// and executes as another: the policy is asked about the proposer's call,
+// with the approver named beside it, and a principal is bound into the
+// digest.
+func TestInvariant9_ExecuteJudgesTheProposersCall(t *testing.T) {
+	var denied atomic.Value
+	denied.Store("")
+	var seen []execgate.Request
+	var mu sync.Mutex
+	pol := execgate.PolicyFunc(func(_ context.Context, req execgate.Request) (execgate.Decision, error) {
+		mu.Lock()
+		seen = append(seen, req)
+		mu.Unlock()
+		if req.Principal == denied.Load().(string) {
+			return execgate.Decision{Action: execgate.ActionDeny, Rule: "banned"}, nil
+		}
+		return execgate.Decision{Action: execgate.ActionRequireApproval}, nil
+	})
+	x, rec := newGate(t, execgate.Config{Policy: pol}, echoSpec())
+	mallory := execgate.WithPrincipal(context.Background(), "mallory")
+	approver := execgate.WithPrincipal(context.Background(), "approver-ui")
+
+	ap, err := x.Propose(mallory, "echo.say", json.RawMessage(`{"args":["x"]}`), "")
+	require.NoError(t, err)
+	assert.Equal(t, "mallory", ap.Principal)
+	denied.Store("mallory")
+	_, err = x.Execute(approver, roundTrip(t, ap))
+	var pe *execgate.PolicyError
+	require.ErrorAs(t, err, &pe, "mallory is denied now, whoever executes")
+	assert.Zero(t, rec.Count())
+	last := seen[len(seen)-1]
+	assert.Equal(t, execgate.OpExecute, last.Op)
+	assert.Equal(t, "mallory", last.Principal)
+	assert.Equal(t, "approver-ui", last.Approver)
+
+	// A denied approver does not block a call the policy allows.
+	denied.Store("approver-ui")
+	ap, err = x.Propose(mallory, "echo.say", json.RawMessage(`{"args":["x"]}`), "")
+	require.NoError(t, err)
+	_, err = x.Execute(approver, ap)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rec.Count())
+
+	// The proposer is part of the envelope: changing it is tampering.
+	ap, err = x.Propose(mallory, "echo.say", nil, "")
+	require.NoError(t, err)
+	ap.Principal = "alice"
+	_, err = x.Execute(approver, ap)
+	requireApprovalError(t, err, execgate.ReasonDigestMismatch)
+}
+
+func TestPrincipal_Bounded(t *testing.T) {
+	x, rec := newGate(t, execgate.Config{}, echoSpec())
+	for _, p := range []string{strings.Repeat("p", execgate.MaxPrincipalBytes+1), "a\x00b", "a\nb", "\xff"} {
+		ctx := execgate.WithPrincipal(context.Background(), p)
+		_, err := x.Run(ctx, "echo.say", nil)
+		var ve *execgate.ValidationError
+		require.ErrorAs(t, err, &ve)
+		assert.Equal(t, "principal", ve.Issues[0].Field)
+		_, err = x.Propose(ctx, "echo.say", nil, "")
+		require.ErrorAs(t, err, &ve)
+	}
+	assert.Zero(t, rec.Count())
 }

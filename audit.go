@@ -39,8 +39,12 @@ type Event struct {
 	TraceID string `json:"traceId"`
 	// Time is when the call started, from Config.Now.
 	Time time.Time `json:"time"`
-	// Principal is PrincipalFrom(ctx) of the call.
+	// Principal is whose call it is: PrincipalFrom(ctx) of the call, and
+	// for Execute the principal that proposed it. Like Name, it is cut to
+	// maxEventString bytes, so a hostile caller cannot bloat the trail.
 	Principal string `json:"principal,omitempty"`
+	// Approver is, for Execute, PrincipalFrom(ctx) of the caller.
+	Approver string `json:"approver,omitempty"`
 	// Name is the requested command name (for Execute, the approval's).
 	Name string `json:"name,omitempty"`
 	// Command is the resolved executable, once the name was looked up.
@@ -129,12 +133,23 @@ func (x *Executor) auditReady(ctx context.Context) error {
 	return nil
 }
 
+// maxEventString bounds the caller-chosen strings an Event repeats.
+const maxEventString = 256
+
+// eventString cuts a caller-chosen string for an Event.
+func eventString(s string) string {
+	if len(s) <= maxEventString {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxEventString], "") + "..."
+}
+
 // newEvent starts the Event of one call.
 func (x *Executor) newEvent(ctx context.Context, op, name string) *Event {
 	if x.auditor == nil {
 		return nil
 	}
-	return &Event{Op: op, Time: x.clock(), Principal: PrincipalFrom(ctx), Name: name}
+	return &Event{Op: op, Time: x.clock(), Principal: eventString(PrincipalFrom(ctx)), Name: eventString(name)}
 }
 
 // noteCall records what a validated call would run.

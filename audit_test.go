@@ -180,3 +180,14 @@ func TestPolicy_RateLimitedRefuses(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Zero(t, rec.Count())
 }
+
+func TestAudit_CallerStringsAreBounded(t *testing.T) {
+	log := &eventLog{}
+	x, _ := newGate(t, execgate.Config{Auditor: log}, echoSpec())
+	huge := strings.Repeat("\x01", 3<<20)
+	_, err := x.Run(execgate.WithPrincipal(context.Background(), huge), huge, nil)
+	require.Error(t, err)
+	ev := log.take()[0]
+	assert.LessOrEqual(t, len(ev.Name), 260)
+	assert.LessOrEqual(t, len(ev.Principal), 260)
+}

@@ -32,7 +32,8 @@ import (
 // is stable within a process only.
 //
 // The approval digest ("execgate.approval.v1") covers the approval (ID,
-// creation and expiry time as Unix seconds and nanoseconds, reason), the
+// creation and expiry time as Unix seconds and nanoseconds, reason, the
+// proposing principal), the
 // name, command path, policy version and argv it shows, the record's salted
 // fingerprint, and the SHA-256 of the stdin.
 
@@ -88,6 +89,7 @@ func approvalDigest(ap *Approval, fingerprint, stdinHash string) string {
 	putTime(h, "created_at", ap.CreatedAt)
 	putTime(h, "expires_at", ap.ExpiresAt)
 	h.String("reason", ap.Reason)
+	h.String("principal", ap.Principal)
 	h.String("name", ap.Name)
 	h.String("command", ap.Command)
 	h.String("policy_version", ap.PolicyVersion)

@@ -37,6 +37,7 @@ func goldenApproval() Approval {
 		Command:       "/usr/bin/git",
 		Args:          []string{"log", "--max-count", "5", ""},
 		Reason:        "inspect recent history",
+		Principal:     "agent-7",
 		PolicyVersion: "3",
 		CreatedAt:     time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC),
 		ExpiresAt:     time.Date(2026, 11, 30, 12, 15, 0, 123456789, time.UTC),
@@ -151,6 +152,7 @@ func TestInvariant9_DigestEncodingMatchesItsDocumentation(t *testing.T) {
 	ad.num("expires_at.unix", ap.ExpiresAt.Unix())
 	ad.num("expires_at.nanos", int64(ap.ExpiresAt.Nanosecond()))
 	ad.field("reason", ap.Reason)
+	ad.field("principal", ap.Principal)
 	ad.field("name", ap.Name)
 	ad.field("command", ap.Command)
 	ad.field("policy_version", ap.PolicyVersion)
@@ -191,6 +193,7 @@ func TestInvariant9_EveryBoundFieldChangesTheDigest(t *testing.T) {
 		"expires":         func(a *Approval) { a.ExpiresAt = a.ExpiresAt.Add(time.Nanosecond) },
 		"expires seconds": func(a *Approval) { a.ExpiresAt = a.ExpiresAt.Add(time.Second) },
 		"reason":          func(a *Approval) { a.Reason += "." },
+		"principal":       func(a *Approval) { a.Principal = "agent-8" },
 		"name":            func(a *Approval) { a.Name = "git.show" },
 		"command":         func(a *Approval) { a.Command = "/bin/git" },
 		"policy version":  func(a *Approval) { a.PolicyVersion = "4" },

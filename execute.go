@@ -167,7 +167,11 @@ func (x *Executor) run(ctx context.Context, name string, input json.RawMessage, 
 		return Result{}, err
 	}
 	ev.noteCall(c)
-	d, err := x.decide(ctx, OpRun, c)
+	principal := PrincipalFrom(ctx)
+	if err := checkPrincipal(name, principal); err != nil {
+		return Result{}, err
+	}
+	d, err := x.decide(ctx, OpRun, c, principal, "")
 	if err != nil {
 		return Result{}, err
 	}
@@ -188,13 +192,18 @@ const FloorRule = "floor"
 // decide asks the Policy, if any, normalises its answer (anything other
 // than allow or require_approval is a deny), and applies the spec's Floor,
 // which can only make the decision stricter.
-func (x *Executor) decide(ctx context.Context, op string, c *call) (Decision, error) {
+//
+// principal is whose call it is: the caller's for Run and Propose, the
+// proposer's, from the stored record, for Execute, where approver is the
+// caller's.
+func (x *Executor) decide(ctx context.Context, op string, c *call, principal, approver string) (Decision, error) {
 	d := Decision{Action: ActionAllow}
 	if x.policy != nil {
 		var err error
 		d, err = x.policy.Decide(ctx, Request{
 			Op:        op,
-			Principal: PrincipalFrom(ctx),
+			Principal: principal,
+			Approver:  approver,
 			Name:      c.name,
 			Spec:      c.e.publicSpec(),
 			Argv:      Argv{Args: append([]string(nil), c.argv.Args...), Stdin: append([]byte(nil), c.argv.Stdin...)},
@@ -348,7 +357,11 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 		return Result{}, err
 	}
 	if ev != nil {
-		ev.Name, ev.ApprovalID = ap.Name, ap.ID
+		ev.Name, ev.ApprovalID = eventString(ap.Name), ap.ID
+		ev.Principal, ev.Approver = eventString(ap.Principal), eventString(PrincipalFrom(ctx))
+	}
+	if err := checkPrincipal(approvalSubject, PrincipalFrom(ctx)); err != nil {
+		return Result{}, err
 	}
 	// An Auditor that cannot record refuses before the record is taken, so
 	// the approval is not burned.
@@ -393,7 +406,9 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if !slices.Equal(c.argv.Args, stored.Args) || !digestEqual(stdinSHA256(c.argv.Stdin), rec.StdinSHA256) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
 	}
-	d, err := x.decide(ctx, OpExecute, c)
+	// The policy judges the proposer's call, as it would have at Propose;
+	// the caller here is the approver.
+	d, err := x.decide(ctx, OpExecute, c, stored.Principal, PrincipalFrom(ctx))
 	if err != nil {
 		return Result{}, err
 	}
@@ -416,7 +431,7 @@ func (x *Executor) Reject(ctx context.Context, id string) (bool, error) {
 	var err error
 	if is := checkID(id); is != nil {
 		err = &ValidationError{Name: approvalSubject, Issues: []Issue{*is}}
-	} else {
+	} else if err = x.auditReady(ctx); err == nil {
 		ok, err = x.approvals().Delete(ctx, id)
 		if ev != nil {
 			ev.ApprovalID, ev.Rejected = id, ok

@@ -1,6 +1,10 @@
 package execgate
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+)
 
 // Policy decides whether an allowlisted, validated call may run now, must
 // wait for an approval, or is refused. The allowlist says what can ever run;
@@ -23,8 +27,13 @@ type Request struct {
 	// OpPropose only, since the same call is asked about again at
 	// OpExecute.
 	Op string
-	// Principal is who is asking, from PrincipalFrom(ctx); "" if unknown.
+	// Principal is whose call it is: the caller of Run and Propose, from
+	// PrincipalFrom(ctx), and for Execute the principal that proposed the
+	// call, from the approval's stored record. "" if unknown.
 	Principal string
+	// Approver is, for Execute, the caller's principal: whoever is
+	// executing the approval. It is "" for Run and Propose.
+	Approver string
 	// Name is the requested command name.
 	Name string
 	// Spec is the allowlisted spec, as Allowlist.Lookup reports it.
@@ -51,6 +60,26 @@ type PolicyFunc func(ctx context.Context, req Request) (Decision, error)
 // Decide calls f(ctx, req).
 func (f PolicyFunc) Decide(ctx context.Context, req Request) (Decision, error) {
 	return f(ctx, req)
+}
+
+// MaxPrincipalBytes bounds a principal's length. Run, Propose and Execute
+// refuse a principal that is longer, is not valid UTF-8 or holds control
+// characters, with a *ValidationError for the field "principal".
+const MaxPrincipalBytes = 256
+
+// checkPrincipal refuses principals that could bloat audit records and
+// rate-limit state, or be confused with others in logs.
+func checkPrincipal(name, principal string) error {
+	ok := len(principal) <= MaxPrincipalBytes && utf8.ValidString(principal)
+	for _, r := range principal {
+		if r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 {
+			ok = false
+		}
+	}
+	if !ok {
+		return &ValidationError{Name: name, Issues: []Issue{{Field: "principal", Message: fmt.Sprintf("must be valid UTF-8 without control characters, at most %d bytes", MaxPrincipalBytes)}}}
+	}
+	return nil
 }
 
 type principalKey struct{}

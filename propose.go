@@ -148,6 +148,10 @@ func parseInput(e *entry, sub string, input json.RawMessage) (argv Argv, err err
 type Approval struct {
 	// ID is a UUIDv7 naming the stored record.
 	ID string `json:"id"`
+	// Principal is who proposed the call (PrincipalFrom the context of
+	// Propose), or "". Execute asks the Policy about this principal's
+	// call, not about the approver's.
+	Principal string `json:"principal"`
 	// Name is the logical command name.
 	Name string `json:"name"`
 	// Command is the absolute path of the executable.
@@ -197,7 +201,11 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	if issues := checkArgsAndReason(c.argv.Args, reason); len(issues) > 0 {
 		return Approval{}, &ValidationError{Name: name, Issues: issues}
 	}
-	d, err := x.decide(ctx, OpPropose, c)
+	principal := PrincipalFrom(ctx)
+	if err := checkPrincipal(name, principal); err != nil {
+		return Approval{}, err
+	}
+	d, err := x.decide(ctx, OpPropose, c, principal, "")
 	if err != nil {
 		return Approval{}, err
 	}
@@ -211,6 +219,7 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	now := x.clock().UTC().Round(0)
 	ap := Approval{
 		ID:            newID(),
+		Principal:     principal,
 		Name:          c.name,
 		Command:       c.e.spec.Command,
 		Args:          c.argv.Args,
