@@ -101,8 +101,13 @@ type FlagSpec struct {
 // Flag declares one flag a caller may give.
 //
 // A flag is emitted in one canonical spelling: "-" + Name when SingleDash
-// is set or Name is one character, "--" + Name otherwise. A value is
-// always emitted as its own argument after the flag, never glued to it.
+// is set or Name is one character, "--" + Name otherwise. A value goes
+// with its flag in one argument, "--name=value", for a two-dash spelling:
+// every getopt_long, argparse, pflag and Go flag parser accepts that form,
+// it is the only form a tool reads for an option whose value is optional
+// (git log --format=oneline), and no value can then be read as an operand
+// or a flag of its own. A one-dash spelling takes its value as the next
+// argument ("-n", "5"; "-name", "*.go"), the form those parsers expect.
 // Tools whose options are all single letters (ssh) declare each with a
 // one-character Name.
 type Flag struct {
@@ -218,8 +223,9 @@ const maxArgInMessage = 64
 // The argv is built deterministically: spec.Leading; then the flags in
 // "flags", in declaration order; then the flags in "args", in the caller's
 // order; then "--" if spec.EndOfOptions; then the positionals, in the
-// caller's order. Every flag is emitted in its canonical spelling (see
-// Flag) with its value as the next argument, so the argv holds nothing
+// caller's order. Every flag is emitted in its canonical spelling with its
+// value (see Flag: "--name=value", or "-n" and the value as the next
+// argument), so the argv holds nothing
 // that was not declared and no value can be read as a flag.
 //
 // Parse refuses with a *ValidationError. The input is first decoded as
@@ -764,9 +770,16 @@ func (p *flagsParse) emit(field string, r *flagRule, value *string) {
 		}
 		return
 	}
-	p.out = append(p.out, r.canon)
-	if value != nil {
-		p.out = append(p.out, *value)
+	switch {
+	case value == nil:
+		p.out = append(p.out, r.canon)
+	case strings.HasPrefix(r.canon, "--"):
+		// One element: a tool whose option takes an optional value
+		// (git's --format, --color) would read a separate value as an
+		// operand, and no value can be read as a flag of its own.
+		p.out = append(p.out, r.canon+"="+*value)
+	default:
+		p.out = append(p.out, r.canon, *value)
 	}
 }
 

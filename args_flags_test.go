@@ -186,18 +186,18 @@ func TestFlags_AcceptedInputsGiveExactArgv(t *testing.T) {
 		{"null input", "git.log", `null`, []string{"log", "--"}, ""},
 		{"empty object", "git.log", ` { } `, []string{"log", "--"}, ""},
 		{"empty members", "git.log", `{"args":[],"flags":{}}`, []string{"log", "--"}, ""},
-		{"flags object", "git.log", `{"flags":{"max-count":5,"oneline":true}}`, []string{"log", "--max-count", "5", "--oneline", "--"}, ""},
+		{"flags object", "git.log", `{"flags":{"max-count":5,"oneline":true}}`, []string{"log", "--max-count=5", "--oneline", "--"}, ""},
 		{"false omits", "git.log", `{"flags":{"oneline":false}}`, []string{"log", "--"}, ""},
 		{"declaration order", "git.log", `{"flags":{"author":"Ann Lee","format":"short","oneline":true,"max-count":500}}`,
-			[]string{"log", "--max-count", "500", "--oneline", "--format", "short", "--author", "Ann Lee", "--"}, ""},
-		{"long with separate value", "git.log", `{"args":["--max-count","5","main"]}`, []string{"log", "--max-count", "5", "--", "main"}, ""},
-		{"long with equals", "git.log", `{"args":["--max-count=5"]}`, []string{"log", "--max-count", "5", "--"}, ""},
-		{"short with separate value", "git.log", `{"args":["-n","5"]}`, []string{"log", "--max-count", "5", "--"}, ""},
-		{"int normalised", "git.log", `{"args":["-n","007"]}`, []string{"log", "--max-count", "7", "--"}, ""},
-		{"pattern value may start with dash via equals", "git.log", `{"args":["--author=-Ann"]}`, []string{"log", "--author", "-Ann", "--"}, ""},
-		{"pattern allows @", "git.log", `{"flags":{"author":"ann@example.org"}}`, []string{"log", "--author", "ann@example.org", "--"}, ""},
+			[]string{"log", "--max-count=500", "--oneline", "--format=short", "--author=Ann Lee", "--"}, ""},
+		{"long with separate value", "git.log", `{"args":["--max-count","5","main"]}`, []string{"log", "--max-count=5", "--", "main"}, ""},
+		{"long with equals", "git.log", `{"args":["--max-count=5"]}`, []string{"log", "--max-count=5", "--"}, ""},
+		{"short with separate value", "git.log", `{"args":["-n","5"]}`, []string{"log", "--max-count=5", "--"}, ""},
+		{"int normalised", "git.log", `{"args":["-n","007"]}`, []string{"log", "--max-count=7", "--"}, ""},
+		{"pattern value may start with dash via equals", "git.log", `{"args":["--author=-Ann"]}`, []string{"log", "--author=-Ann", "--"}, ""},
+		{"pattern allows @", "git.log", `{"flags":{"author":"ann@example.org"}}`, []string{"log", "--author=ann@example.org", "--"}, ""},
 		{"flags then args then positionals", "git.log", `{"args":["main","--oneline"],"flags":{"format":"medium"}}`,
-			[]string{"log", "--format", "medium", "--oneline", "--", "main"}, ""},
+			[]string{"log", "--format=medium", "--oneline", "--", "main"}, ""},
 		{"single-dash long", "find.run", `{"args":["/srv","-name","*.go","-type=f","-maxdepth","0","-print"]}`,
 			[]string{"-name", "*.go", "-type", "f", "-maxdepth", "0", "-print", "/srv"}, ""},
 		{"single-dash in flags object", "find.run", `{"flags":{"print":true,"name":"*.md"},"args":["/a","/b"]}`,
@@ -207,14 +207,14 @@ func TestFlags_AcceptedInputsGiveExactArgv(t *testing.T) {
 		{"repeat as array", "ssh.run", `{"flags":{"o":["BatchMode=yes","ConnectTimeout=5"],"p":2222}}`,
 			[]string{"-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-p", "2222"}, ""},
 		{"strings and leading", "tool.run", `{"flags":{"message":"hello world","tag":["a","b"]},"args":["-t","c","-l","-5","-l7","x","y z"]}`,
-			[]string{"--no-pager", "run", "--message", "hello world", "--tag", "a", "--tag", "b", "--tag", "c", "--level", "-5", "--level", "7", "x", "y z"}, ""},
-		{"negative glued int", "tool.run", `{"args":["-l-3"]}`, []string{"--no-pager", "run", "--level", "-3"}, ""},
+			[]string{"--no-pager", "run", "--message=hello world", "--tag=a", "--tag=b", "--tag=c", "--level=-5", "--level=7", "x", "y z"}, ""},
+		{"negative glued int", "tool.run", `{"args":["-l-3"]}`, []string{"--no-pager", "run", "--level=-3"}, ""},
 		{"bool repeat over flags and args", "tool.run", `{"flags":{"verbose":true},"args":["-v"]}`, []string{"--no-pager", "run", "--verbose", "--verbose"}, ""},
 		{"stdin", "tool.run", `{"stdin":"line1\nline2\t"}`, []string{"--no-pager", "run"}, "line1\nline2\t"},
 		{"stdin at cap", "tool.run", `{"stdin":"0123456789abcdef"}`, []string{"--no-pager", "run"}, "0123456789abcdef"},
 		{"pattern allows a metacharacter", "jq.run", `{"args":["-c",".items[] | .name"],"stdin":"{}"}`, []string{"--compact-output", ".items[] | .name"}, "{}"},
 		{"lone dash after end of options", "cat.run", `{"args":["-","file.txt"]}`, []string{"--", "-", "file.txt"}, ""},
-		{"unicode text", "tool.run", `{"args":["--message","日本語 é"]}`, []string{"--no-pager", "run", "--message", "日本語 é"}, ""},
+		{"unicode text", "tool.run", `{"args":["--message","日本語 é"]}`, []string{"--no-pager", "run", "--message=日本語 é"}, ""},
 		{"empty spec", "empty.run", `{}`, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -538,6 +538,16 @@ func canonical(f execgate.Flag) string {
 	return "--" + f.Name
 }
 
+// emitted is how a value flag and its value appear in the argv:
+// "--name=value" for a two-dash spelling, else the flag and then the value.
+func emitted(f execgate.Flag, value string) []string {
+	c := canonical(f)
+	if strings.HasPrefix(c, "--") {
+		return []string{c + "=" + value}
+	}
+	return []string{c, value}
+}
+
 func TestInvariant4_FlagsSpellingGeneratorRefusesEveryMisspelling(t *testing.T) {
 	x, rec := newFlagsGate(t)
 	undeclared := []string{"force", "exec", "output", "upload-pack", "config", "x", "e", "C", "P", "1"}
@@ -648,7 +658,7 @@ func TestFlags_Deterministic(t *testing.T) {
 		`{"args":["main"],"flags":{"format":"short","oneline":true,"author":"Ann","max-count":5}}`,
 	}
 	first, _ := runFlags(t, x, rec, "git.log", inputs[0])
-	assert.Equal(t, []string{"log", "--max-count", "5", "--oneline", "--format", "short", "--author", "Ann", "--", "main"}, first)
+	assert.Equal(t, []string{"log", "--max-count=5", "--oneline", "--format=short", "--author=Ann", "--", "main"}, first)
 	for _, in := range inputs {
 		for range 2 {
 			got, _ := runFlags(t, x, rec, "git.log", in)
@@ -772,14 +782,14 @@ func TestInvariant4_FlagsArgvHoldsOnlyDeclaredFlags(t *testing.T) {
 					j, _, c := randomValue(rng, f)
 					flagsObj[f.Name] = j
 					counts[f.Name]++
-					want = append(want, canonical(f), c)
+					want = append(want, emitted(f, c)...)
 				default:
 					arr := []any{}
 					for range rng.IntN(f.Repeat + 1) {
 						j, _, c := randomValue(rng, f)
 						arr = append(arr, j)
 						counts[f.Name]++
-						want = append(want, canonical(f), c)
+						want = append(want, emitted(f, c)...)
 					}
 					flagsObj[f.Name] = arr
 				}
@@ -795,9 +805,10 @@ func TestInvariant4_FlagsArgvHoldsOnlyDeclaredFlags(t *testing.T) {
 				_, tok, c := randomValue(rng, f)
 				groups = append(groups, randomSpelling(rng, f, tok))
 				counts[f.Name]++
-				want = append(want, canonical(f))
-				if f.Value != execgate.ValueNone {
-					want = append(want, c)
+				if f.Value == execgate.ValueNone {
+					want = append(want, canonical(f))
+				} else {
+					want = append(want, emitted(f, c)...)
 				}
 			}
 			if spec.EndOfOptions {
@@ -847,16 +858,28 @@ func TestInvariant4_FlagsArgvHoldsOnlyDeclaredFlags(t *testing.T) {
 			rest := argv.Args[len(spec.Leading):]
 			i := 0
 			for i < len(rest) && len(rest[i]) > 1 && rest[i][0] == '-' && rest[i] != "--" {
-				f, ok := model.canon[rest[i]]
+				tok, value, glued := rest[i], "", false
+				if strings.HasPrefix(tok, "--") {
+					tok, value, glued = strings.Cut(tok, "=")
+				}
+				f, ok := model.canon[tok]
 				require.True(t, ok, "%s: undeclared token %q in %q", cmd, rest[i], argv.Args)
 				i++
 				if f.Value != execgate.ValueNone {
-					require.Less(t, i, len(rest), "%s: %s has no value in %q", cmd, canonical(f), argv.Args)
-					one, err := json.Marshal(map[string]any{"args": []string{canonical(f), rest[i]}})
+					if !glued {
+						require.Less(t, i, len(rest), "%s: %s has no value in %q", cmd, canonical(f), argv.Args)
+						value = rest[i]
+						i++
+					}
+					one, err := json.Marshal(map[string]any{"args": []string{canonical(f) + "=" + value}})
+					if !strings.HasPrefix(canonical(f), "--") {
+						one, err = json.Marshal(map[string]any{"args": []string{canonical(f), value}})
+					}
 					require.NoError(t, err)
 					_, err = alone[f.Name].Parse(one)
-					assert.NoError(t, err, "%s: %q after %s is not a value it accepts", cmd, rest[i], canonical(f))
-					i++
+					assert.NoError(t, err, "%s: %q after %s is not a value it accepts", cmd, value, canonical(f))
+				} else {
+					require.False(t, glued, "%s: a boolean flag with a value in %q", cmd, argv.Args)
 				}
 			}
 			if i < len(rest) && rest[i] == "--" {
@@ -1056,7 +1079,7 @@ func TestFlags_CopiesItsSpec(t *testing.T) {
 
 	argv, err := schema.Parse(json.RawMessage(`{"flags":{"format":"oneline","max-count":500}}`))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"log", "--max-count", "500", "--format", "oneline", "--"}, argv.Args)
+	assert.Equal(t, []string{"log", "--max-count=500", "--format=oneline", "--"}, argv.Args)
 	_, err = schema.Parse(json.RawMessage(`{"flags":{"format":"evil"}}`))
 	assert.Error(t, err)
 	assert.Equal(t, before, string(schema.JSONSchema()))
@@ -1072,7 +1095,7 @@ func TestFlags_ParseDoesNotRetainOrModifyInput(t *testing.T) {
 	for i := range in {
 		in[i] = ' '
 	}
-	assert.Equal(t, []string{"--no-pager", "run", "--message", "hello"}, argv.Args)
+	assert.Equal(t, []string{"--no-pager", "run", "--message=hello"}, argv.Args)
 	assert.Equal(t, "abc", string(argv.Stdin))
 }
 
@@ -1085,7 +1108,7 @@ func TestFlags_ConcurrentParse(t *testing.T) {
 				in := fmt.Sprintf(`{"flags":{"max-count":%d},"args":["main"]}`, 1+(i*50+j)%500)
 				argv, err := schema.Parse(json.RawMessage(in))
 				if assert.NoError(t, err) {
-					assert.Equal(t, "--max-count", argv.Args[1])
+					assert.True(t, strings.HasPrefix(argv.Args[1], "--max-count="), "%q", argv.Args)
 				}
 				_ = schema.JSONSchema()
 			}

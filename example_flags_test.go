@@ -47,8 +47,8 @@ func ExampleFlags() {
 		fmt.Printf("%q\n", prop.Args)
 	}
 	// Output:
-	// ["log" "--max-count" "5" "--oneline" "--" "main"]
-	// ["log" "--max-count" "5" "--author" "Ann Lee" "--" "main"]
+	// ["log" "--max-count=5" "--oneline" "--" "main"]
+	// ["log" "--max-count=5" "--author=Ann Lee" "--" "main"]
 	// execgate: invalid input for "git.log": args[0]: "--max": abbreviation of --max-count is not accepted; spell the flag out
 	// execgate: invalid input for "git.log": args[0]: "-n5": a value glued to -n is not accepted; give it as the next token; args[1]: "--exec=sh": undeclared flag; args[2]: "$(id)": does not match the pattern for positional arguments
 }

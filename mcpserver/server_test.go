@@ -88,11 +88,11 @@ func TestCall_AllowedReturnsOutput(t *testing.T) {
 	assert.Equal(t, 0, r.ExitCode)
 	assert.True(t, r.OK)
 	assert.Equal(t, "abc123 first commit\n", r.Stdout)
-	assert.Equal(t, []string{"log", "--max-count", "3", "main"}, r.Args)
+	assert.Equal(t, []string{"log", "--max-count=3", "main"}, r.Args)
 
 	calls := f.rec.Calls()
 	require.Len(t, calls, 1)
-	assert.Equal(t, []string{"log", "--max-count", "3", "main"}, calls[0].Args)
+	assert.Equal(t, []string{"log", "--max-count=3", "main"}, calls[0].Args)
 }
 
 func TestCall_RealProcess(t *testing.T) {
