@@ -99,17 +99,14 @@
 // calls that carry no principal all share the bucket of the empty
 // principal, so give every caller its own principal when limits matter.
 //
-// Only calls the Engine would allow are counted and limited. Denied calls
-// run nothing, and calls that require an approval are paced by the person
-// approving them; limiting them would also let the Executor's second
-// question, on Execute, throw away an approval a person already gave. A
-// refused call is counted by no limit, so a principal stuck in a loop is
-// refused until its oldest repeat leaves the window. The Executor asks the
-// Engine on Run, Propose and Execute (Request.Op); limits apply on Run and
-// Propose only, so a call the Engine allows that still goes through an
-// approval (because its spec's Floor requires one, say) is counted once,
-// when it is proposed, and an approval is never refused for a limit at
-// Execute.
+// Limits count the calls that would go ahead: calls the Engine allows, on
+// Run and Propose, and calls that require an approval, on Propose, since
+// every one of them holds a pending approval and asks a person's time.
+// Denied calls run nothing and are not counted; a call refused by a limit
+// is counted by no limit, so a principal stuck in a loop is refused until
+// its oldest repeat leaves the window. The Executor asks the Engine again
+// on Execute (Request.Op); limits do not apply there, so a proposed call is
+// counted once and an approval a person gave is never refused for a limit.
 //
 // Memory stays bounded whatever the number of principals: the Engine
 // remembers at most Options.MaxPrincipals per-minute buckets and

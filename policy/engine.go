@@ -198,16 +198,17 @@ func (e *Engine) decide(req *execgate.Request) execgate.Decision {
 	case execgate.ActionDeny:
 		return d
 	case execgate.ActionRequireApproval:
-		gs := e.grants.Load()
-		if gs == nil || len(*gs) == 0 {
+		var id string
+		if gs := e.grants.Load(); gs != nil && len(*gs) > 0 {
+			now = e.opts.now()
+			id = e.grantFor(*gs, req.Principal, req.Name, now)
+		}
+		if id != "" {
+			d.Action, d.Grant = execgate.ActionAllow, id
+		} else if req.Op != execgate.OpPropose {
+			// Run refuses it and Execute was counted at Propose.
 			return d
 		}
-		now = e.opts.now()
-		id := e.grantFor(*gs, req.Principal, req.Name, now)
-		if id == "" {
-			return d
-		}
-		d.Action, d.Grant = execgate.ActionAllow, id
 	}
 	// A proposed call was counted when it was proposed; asking again at
 	// Execute must neither count it twice nor burn an approval a person

@@ -200,3 +200,31 @@ func TestEngine_ExecuteIsNotRateLimitedTwice(t *testing.T) {
 	require.ErrorAs(t, err, &pe, "the bucket is empty")
 	assert.Equal(t, execgate.ActionRateLimited, pe.Action)
 }
+
+// TestEngine_ProposalsAreRateLimited checks that calls which need an
+// approval count against the limits when they are proposed, so one
+// principal cannot flood the approval store and the approvers.
+func TestEngine_ProposalsAreRateLimited(t *testing.T) {
+	e, err := policy.New([]policy.Policy{{
+		Name: "p", Principal: "*",
+		Rules:     []policy.Rule{{Tools: []string{"*"}, Action: execgate.ActionRequireApproval}},
+		RateLimit: policy.RateLimit{PerMinute: 1, Burst: 1},
+	}}, policy.Options{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	require.NoError(t, err)
+	a, err := execgate.NewAllowlist(execgate.CommandSpec{Name: "echo.hi", Command: "/bin/echo", Args: execgate.Fixed("hi")})
+	require.NoError(t, err)
+	rec := execgatetest.NewRecorder()
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: rec.Exec, Policy: e})
+	require.NoError(t, err)
+
+	ap, err := x.Propose(context.Background(), "echo.hi", nil, "")
+	require.NoError(t, err)
+	_, err = x.Propose(context.Background(), "echo.hi", nil, "")
+	var pe *execgate.PolicyError
+	require.ErrorAs(t, err, &pe, "the second proposal of the minute")
+	assert.Equal(t, execgate.ActionRateLimited, pe.Action)
+
+	_, err = x.Execute(context.Background(), ap)
+	require.NoError(t, err, "the approved call is not limited again")
+	assert.Equal(t, 1, rec.Count())
+}
