@@ -28,7 +28,7 @@ type Allowlist struct {
 
 // entry is a checked spec with what every call derives from it computed once.
 type entry struct {
-	spec        CommandSpec // normalised: defaults filled, Command absolute, Env copied
+	spec        CommandSpec // normalised: defaults filled, Command absolute, Env and Confine copied
 	env         []string    // sorted KEY=value
 	fingerprint string      // hex SHA-256 of what decides how the command runs
 }
@@ -46,11 +46,13 @@ type schemaChecker interface {
 // *ConfigError naming the first bad spec and field: a malformed or duplicate
 // name, an empty, relative or missing Command, one found through a relative
 // PATH entry, a nil Args, a malformed or mismatched SHA256, a relative Dir,
-// a negative limit, or a malformed Env entry.
+// a negative limit, a malformed Env entry, or a malformed Confine (a
+// relative path, a negative limit).
 //
 // An empty list gives an Allowlist that refuses everything.
 func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 	var cwd string
+	hashes := make(map[string]string)
 	a := &Allowlist{entries: make(map[string]*entry, len(specs)), dispatchers: make(map[string]*entry)}
 	for _, s := range specs {
 		if err := checkName(s.Name); err != nil {
@@ -66,7 +68,7 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 			}
 			cwd = wd
 		}
-		e, err := newEntry(s, cwd)
+		e, err := newEntry(s, cwd, hashes)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +83,7 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 	return a, nil
 }
 
-func newEntry(s CommandSpec, cwd string) (*entry, error) {
+func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, error) {
 	bad := func(field, format string, args ...any) error {
 		return &ConfigError{Spec: s.Name, Field: field, Message: fmt.Sprintf(format, args...)}
 	}
@@ -122,9 +124,13 @@ func newEntry(s CommandSpec, cwd string) (*entry, error) {
 		if len(pin) != sha256.Size*2 || !isHex(pin) {
 			return nil, bad("SHA256", "must be 64 hex digits")
 		}
-		got, err := fileSHA256(path)
-		if err != nil {
-			return nil, bad("SHA256", "cannot hash %s: %v", path, err)
+		got, ok := hashes[path]
+		if !ok {
+			var err error
+			if got, err = fileSHA256(path); err != nil {
+				return nil, bad("SHA256", "cannot hash %s: %v", path, err)
+			}
+			hashes[path] = got // several specs often pin one executable
 		}
 		if got != pin {
 			return nil, bad("SHA256", "%s does not match the pinned digest", path)
@@ -174,6 +180,13 @@ func newEntry(s CommandSpec, cwd string) (*entry, error) {
 	}
 	sort.Strings(list)
 	s.Env = env
+	if s.Confine != nil {
+		c, err := normalizeConfinement(s.Name, s.Confine)
+		if err != nil {
+			return nil, err
+		}
+		s.Confine = c
+	}
 	e := &entry{spec: s, env: list}
 	e.fingerprint = specFingerprint(e)
 	return e, nil
@@ -292,7 +305,7 @@ func (a *Allowlist) lookup(name string) (e *entry, sub string) {
 // defaults filled in and its Command resolved to an absolute path, and
 // whether there is one. For a name served by a dispatcher ("git.stash"
 // served by "git"), it returns the dispatcher's spec. The returned spec's
-// Env is a copy.
+// Env and Confine are copies.
 func (a *Allowlist) Lookup(name string) (CommandSpec, bool) {
 	e, _ := a.lookup(name)
 	if e == nil {
@@ -324,5 +337,6 @@ func (e *entry) publicSpec() CommandSpec {
 	for k, v := range e.spec.Env {
 		s.Env[k] = v
 	}
+	s.Confine = e.spec.Confine.clone()
 	return s
 }

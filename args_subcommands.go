@@ -46,10 +46,17 @@ type subcommandParser interface {
 // characters, valid UTF-8, no shell metacharacters ; & | $ ` < > ( ) { } or
 // newline, no "--", nothing starting with '@', at most MaxApprovalArgs
 // tokens of at most MaxApprovalArgBytes each), but there is no flag
-// allowlist: any flag the subcommand understands can be passed, including
-// ones that change what it reads, writes or runs. That is why a
-// dispatcher's Floor defaults to ActionDeny. Give a subcommand its own spec
-// with Flags to allow exactly the grammar you mean.
+// allowlist: any flag and operand the subcommand understands can be passed,
+// including ones that change what it reads, writes or runs. For many tools
+// that is arbitrary execution: git.config with ["alias.x", "!any command"]
+// followed by git.x runs a shell command through git itself. And Leading
+// pins position, not effect: a tool that lets a later option override an
+// earlier one (most pflag/cobra CLIs: kubectl, gh, helm) takes the caller's
+// --context or --namespace over the one in Leading. That is why a
+// dispatcher's Floor defaults to ActionDeny; allow it only for tools whose
+// every subcommand you would run with any arguments, or put a person in
+// front with ActionRequireApproval. Give a subcommand its own spec with
+// Flags to allow exactly the grammar you mean.
 //
 // Parse, which has no subcommand, refuses every input; the Executor calls
 // the dispatcher with the subcommand from the requested name.

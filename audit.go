@@ -57,6 +57,10 @@ type Event struct {
 	ArgsWithheld bool `json:"argsWithheld,omitempty"`
 	// ArgsSHA256 is the hex SHA-256 of the argv, in the canonical encoding
 	// of the proposal digest's "args" list, whenever the argv is known.
+	// When the spec sets SensitiveArgs it is instead a hash keyed with a
+	// random secret of this process, so that a short secret in the argv
+	// cannot be found by hashing guesses; it then identifies equal argvs
+	// within one process only.
 	ArgsSHA256 string `json:"argsSha256,omitempty"`
 	// StdinBytes is the size of the call's stdin.
 	StdinBytes int `json:"stdinBytes,omitempty"`
@@ -159,10 +163,13 @@ func (ev *Event) noteCall(c *call) {
 	}
 	ev.Name = c.name
 	ev.Command = c.e.spec.Command
-	ev.ArgsSHA256 = argsSHA256(c.argv.Args)
 	if c.e.spec.SensitiveArgs {
+		// A plain hash of a short secret can be reversed by trying
+		// candidates; this one is keyed with a secret of the process.
+		ev.ArgsSHA256 = argsKeyedHash(processSalt(), c.argv.Args)
 		ev.ArgsWithheld = true
 	} else {
+		ev.ArgsSHA256 = argsSHA256(c.argv.Args)
 		ev.Args = slices.Clone(c.argv.Args)
 	}
 	ev.StdinBytes = len(c.argv.Stdin)

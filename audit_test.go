@@ -191,3 +191,22 @@ func TestAudit_CallerStringsAreBounded(t *testing.T) {
 	assert.LessOrEqual(t, len(ev.Name), 260)
 	assert.LessOrEqual(t, len(ev.Principal), 260)
 }
+
+func TestAudit_SensitiveArgsHashIsKeyed(t *testing.T) {
+	log := &eventLog{}
+	spec := echoSpec()
+	spec.SensitiveArgs = true
+	x, _ := newGate(t, execgate.Config{Auditor: log}, spec)
+	_, err := x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":["1234"]}`))
+	require.NoError(t, err)
+	_, err = x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":["1234"]}`))
+	require.NoError(t, err)
+	evs := log.take()
+	assert.Equal(t, evs[0].ArgsSHA256, evs[1].ArgsSHA256, "equal argvs match within the process")
+
+	plain := echoSpec()
+	x, _ = newGate(t, execgate.Config{Auditor: log}, plain)
+	_, err = x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":["1234"]}`))
+	require.NoError(t, err)
+	assert.NotEqual(t, log.take()[0].ArgsSHA256, evs[0].ArgsSHA256, "the keyed hash is not the plain one")
+}

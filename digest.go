@@ -18,8 +18,17 @@ import (
 // The spec fingerprint ("execgate.spec.v1") covers what decides how a
 // command runs, apart from its argv and stdin: name, path, SHA256 pin, the
 // sorted environment, dir, timeout, no-output timeout, max output and
-// policy version. It never leaves the process as it is: it hashes
-// environment values, which may be guessable secrets.
+// policy version, and then, only for a spec with a Confinement, the
+// confinement: "confine.read", "confine.write" and "confine.exec" (the
+// normalised path lists), "confine.network", "confine.cpu" (nanoseconds),
+// "confine.address_space", "confine.files", "confine.file_size",
+// "confine.processes" and "confine.best_effort" (booleans as 0 or 1).
+// Because these fields are only written when there is a confinement, a
+// spec without one has the fingerprint it had before confinement existed,
+// and pending approvals survive the upgrade; the encoding stays
+// unambiguous because every value is labelled and length-prefixed. It
+// never leaves the process as it is: it hashes environment values, which
+// may be guessable secrets.
 //
 // The salted fingerprint ("execgate.salted-spec.v1") covers a secret salt
 // and the spec fingerprint. Each approval record has its own random salt,
@@ -49,7 +58,26 @@ func specFingerprint(e *entry) string {
 	h.Int("no_output_timeout", int64(s.NoOutputTimeout))
 	h.Int("max_output", int64(s.MaxOutput))
 	h.String("policy_version", s.PolicyVersion)
+	if c := s.Confine; c != nil {
+		h.Strings("confine.read", c.Read)
+		h.Strings("confine.write", c.Write)
+		h.Strings("confine.exec", c.Exec)
+		h.Int("confine.network", boolInt(c.Network))
+		h.Int("confine.cpu", int64(c.Limits.CPU))
+		h.Int("confine.address_space", c.Limits.AddressSpace)
+		h.Int("confine.files", c.Limits.Files)
+		h.Int("confine.file_size", c.Limits.FileSize)
+		h.Int("confine.processes", c.Limits.Processes)
+		h.Int("confine.best_effort", boolInt(c.BestEffort))
+	}
 	return h.Sum()
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // saltedFingerprint binds a spec fingerprint to a secret salt.
@@ -113,6 +141,14 @@ func digestEqual(a, b string) bool {
 // the "args" list of the proposal digest.
 func argsSHA256(args []string) string {
 	h := canon.New("execgate.args.v1")
+	h.Strings("args", args)
+	return h.Sum()
+}
+
+// argsKeyedHash keys the argv hash with a secret, for argvs that hold secrets.
+func argsKeyedHash(key []byte, args []string) string {
+	h := canon.New("execgate.args-keyed.v1")
+	h.Bytes("key", key)
 	h.Strings("args", args)
 	return h.Sum()
 }

@@ -37,7 +37,12 @@ type ChainOptions struct {
 // Chain is an execgate.ReadyAuditor that appends one Entry per Event to a
 // hash-chained JSON-lines file: every line carries its sequence number,
 // the SHA-256 of the line before it, and a hash of its own bytes, so that
-// Verify finds any edited, deleted, inserted or reordered line.
+// Verify finds a line that was edited, deleted, inserted or moved by
+// someone who did not rebuild the chain after it. The chain has no secret
+// key: whoever can rewrite the file can rebuild every line from the first
+// change on, and cut lines from its end. Keep Head's value somewhere the
+// writer of the file cannot change, and check the file against it with
+// VerifyAnchored, to detect that too.
 //
 // A Chain fails closed. When an entry cannot be encoded, written or
 // synced, Audit returns the error and the Chain stays failed: Ready and
