@@ -46,6 +46,56 @@ type fileDoc struct {
 	version  val[int64]
 	defaults defaultsDoc
 	tools    []*toolDoc
+
+	policiesKey *yaml.Node // nil when the key is absent
+	policies    []*policyDoc
+	grantsKey   *yaml.Node // nil when the key is absent
+	grantsPath  string
+	grants      []*grantDoc
+}
+
+// policyDoc is one entry of the policies list.
+type policyDoc struct {
+	node *yaml.Node
+	path string
+	ok   bool            // node is a mapping
+	keys map[string]bool // the keys present
+
+	name, principal val[string]
+	rules           []*ruleDoc
+	rate            rateDoc
+}
+
+// ruleDoc is one entry of a policy's rules list.
+type ruleDoc struct {
+	node *yaml.Node
+	path string
+	ok   bool
+	keys map[string]bool
+
+	name, action val[string]
+	tools        []val[string]
+	toolsNode    *yaml.Node
+}
+
+// rateDoc is a policy's rate_limit mapping.
+type rateDoc struct {
+	node, loopNode *yaml.Node // nil when the key is absent
+	path, loopPath string
+
+	perMinute, burst, budget, loopMax val[int64]
+	budgetWindow, loopWindow          val[time.Duration]
+}
+
+// grantDoc is one entry of the grants list.
+type grantDoc struct {
+	node *yaml.Node
+	path string
+	ok   bool
+	keys map[string]bool
+
+	id, principal, tool, reason val[string]
+	expires                     val[time.Time]
 }
 
 type toolDoc struct {
@@ -117,8 +167,7 @@ type handler func(key, value *yaml.Node, path string)
 // fields are the keys a mapping may hold.
 type fields struct {
 	handlers map[string]handler
-	nullOK   map[string]bool   // keys whose empty value (null) means an empty mapping
-	reserved map[string]string // keys refused with a message
+	nullOK   map[string]bool // keys whose empty value (null) means an empty mapping
 }
 
 func keyPath(parent, key string) string {
@@ -250,10 +299,6 @@ func (d *decoder) mapping(n *yaml.Node, path string, fs fields) map[string]bool 
 	present := make(map[string]bool)
 	d.pairs(n, path, func(name string, k, v *yaml.Node, kp string) {
 		present[name] = true
-		if msg, ok := fs.reserved[name]; ok {
-			d.add(k, kp, "%s", msg)
-			return
-		}
 		h, ok := fs.handlers[name]
 		if !ok {
 			d.add(k, kp, "unknown key %s (known keys: %s)", quote(name), knownKeys(fs.handlers))
@@ -436,11 +481,19 @@ func (d *decoder) file(root *yaml.Node) *fileDoc {
 			})
 		},
 	}
-	const later = "not supported yet: policies and grants come with the policy engine; remove this section"
-	present := d.mapping(root, "", fields{
-		handlers: hs,
-		reserved: map[string]string{"policies": later, "grants": later},
-	})
+	hs["policies"] = func(k, v *yaml.Node, path string) {
+		doc.policiesKey = k
+		d.list(v, path, func(_ int, e *yaml.Node, ep string) {
+			doc.policies = append(doc.policies, d.policy(e, ep))
+		})
+	}
+	hs["grants"] = func(k, v *yaml.Node, path string) {
+		doc.grantsKey, doc.grantsPath = k, path
+		d.list(v, path, func(_ int, e *yaml.Node, ep string) {
+			doc.grants = append(doc.grants, d.grant(e, ep))
+		})
+	}
+	present := d.mapping(root, "", fields{handlers: hs})
 	if root.Kind != yaml.MappingNode {
 		return doc
 	}
@@ -558,4 +611,80 @@ func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
 		"glued":   d.boolean(&f.glued),
 	}})
 	return f
+}
+
+// timestamp decodes an RFC 3339 timestamp with a time zone
+// ("2030-01-02T15:04:05Z"), written plain or quoted.
+func (d *decoder) timestamp(f *val[time.Time]) handler {
+	return func(_, v *yaml.Node, path string) {
+		*f = val[time.Time]{node: v, path: path}
+		if !d.scalar(v, path, "an RFC 3339 timestamp such as 2030-01-02T15:04:05Z", "!!timestamp", "!!str") {
+			return
+		}
+		t, err := time.Parse(time.RFC3339, v.Value)
+		if err != nil {
+			d.add(v, path, "%s is not an RFC 3339 timestamp: write a date, a time and a time zone, such as 2030-01-02T15:04:05Z or 2030-01-02T16:04:05+01:00", quote(v.Value))
+			return
+		}
+		f.v, f.set = t, true
+	}
+}
+
+// policy decodes one entry of the policies list.
+func (d *decoder) policy(n *yaml.Node, path string) *policyDoc {
+	p := &policyDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
+	p.keys = d.mapping(n, path, fields{handlers: map[string]handler{
+		"name":      d.str(&p.name),
+		"principal": d.str(&p.principal),
+		"rules": func(_, v *yaml.Node, rp string) {
+			d.list(v, rp, func(_ int, e *yaml.Node, ep string) {
+				p.rules = append(p.rules, d.rule(e, ep))
+			})
+		},
+		"rate_limit": func(_, v *yaml.Node, rp string) {
+			r := &p.rate
+			r.node, r.path = v, rp
+			d.mapping(v, rp, fields{handlers: map[string]handler{
+				"per_minute":    d.integer(&r.perMinute),
+				"burst":         d.integer(&r.burst),
+				"budget":        d.integer(&r.budget),
+				"budget_window": d.duration(&r.budgetWindow, false),
+				"loop": func(_, lv *yaml.Node, lp string) {
+					r.loopNode, r.loopPath = lv, lp
+					d.mapping(lv, lp, fields{handlers: map[string]handler{
+						"max":    d.integer(&r.loopMax),
+						"window": d.duration(&r.loopWindow, false),
+					}})
+				},
+			}})
+		},
+	}})
+	return p
+}
+
+// rule decodes one entry of a policy's rules list.
+func (d *decoder) rule(n *yaml.Node, path string) *ruleDoc {
+	r := &ruleDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
+	r.keys = d.mapping(n, path, fields{handlers: map[string]handler{
+		"name":   d.str(&r.name),
+		"action": d.str(&r.action),
+		"tools": func(k, v *yaml.Node, p string) {
+			r.toolsNode = v
+			d.strings(&r.tools)(k, v, p)
+		},
+	}})
+	return r
+}
+
+// grant decodes one entry of the grants list.
+func (d *decoder) grant(n *yaml.Node, path string) *grantDoc {
+	g := &grantDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
+	g.keys = d.mapping(n, path, fields{handlers: map[string]handler{
+		"id":        d.str(&g.id),
+		"principal": d.str(&g.principal),
+		"tool":      d.str(&g.tool),
+		"expires":   d.timestamp(&g.expires),
+		"reason":    d.str(&g.reason),
+	}})
+	return g
 }

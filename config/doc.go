@@ -10,6 +10,11 @@
 //	}
 //	x, err := execgate.NewExecutor(execgate.Config{Allowlist: loaded.Allowlist, Policy: loaded.Policy})
 //
+// The tools list says what can ever run; the optional policies list says
+// which principal (execgate.WithPrincipal) may run it now, and whether a
+// person must approve first. A file without policies allows every
+// allowlisted call to every caller; see "Policies and grants".
+//
 // One entry of the tools list is one executable. Depending on its keys it
 // becomes one or more execgate.CommandSpecs, named "<tool>.<subcommand>",
 // "<tool>.run" or "<tool>".
@@ -87,7 +92,10 @@
 //	version: 1          required; the only version this package reads
 //	defaults: {...}     optional; see below
 //	tools: [...]        required; an empty list allows nothing
-//	policies, grants    reserved for the policy engine; refused for now
+//	policies: [...]     optional; who may run what (see "Policies and
+//	                    grants"); without it every allowlisted call is
+//	                    allowed, and policies: [] denies every call
+//	grants: [...]       optional; needs policies
 //
 // defaults (each applies to every tool that does not set its own):
 //
@@ -158,6 +166,120 @@
 //	repeat              integer; how often the flag may be given; 0 means once
 //	glued               boolean; also accept -n5 (needs a one-character
 //	                    spelling and a value)
+//
+// # Policies and grants
+//
+// Without a policies section, Loaded.Policy is nil, and an Executor built
+// with it allows every allowlisted call, whoever makes it, subject only to
+// each dispatcher's default_action. That suits a program with one trusted
+// caller; give every other program a policies section.
+//
+// With one, Loaded.Policy and Loaded.Engine are a *policy.Engine built
+// from it, and the package documentation of policy says how it decides.
+// In short: the policy whose principal is exactly the caller's principal
+// is chosen, else the matching pattern with the longest literal prefix,
+// else the policy with principal "*" (which also governs calls without a
+// principal), else none and the call is denied; within the chosen policy
+// the first rule with a tools pattern matching the requested name
+// decides, and a name no rule matches is denied. An empty list,
+// policies: [], gives an Engine that denies every call. A tool's
+// default_action applies after the policy and can only make its decision
+// stricter: a rule's allow on a dispatcher with default_action:
+// human_approval still needs an approval, and a rule's deny holds against
+// default_action: allow.
+//
+// A policies entry:
+//
+//	name                required; unique; at most 64 ASCII letters,
+//	                    digits, '_', '-' and '.', starting with a letter or
+//	                    digit; decisions name rules "<name>/<rule>"
+//	principal           required; an exact principal ("ci-bot"), a pattern
+//	                    ("agent-*", "agent-?"), or "*" for everyone; not
+//	                    empty, and no two policies share one
+//	rules               required; list of rule entries, tried in order;
+//	                    rules: [] denies every call of these principals
+//	rate_limit          optional; see below
+//
+// A rule entry:
+//
+//	tools               required; non-empty list of patterns over requested
+//	                    command names ("git.log", "gh.*", "kubectl.delete*")
+//	action              required; allow, deny or require_approval (a rule
+//	                    spells it require_approval, where a tool's
+//	                    default_action says human_approval)
+//	name                optional; names the rule in decisions instead of its
+//	                    1-based position ("agents/no-destroy", "agents/2");
+//	                    at most 64 ASCII letters, digits, '_' and '-';
+//	                    unique in its policy; not "default", not all digits
+//
+// In patterns, '*' matches any run of characters, dots included, and '?'
+// one character; a pattern matches the whole name, case-sensitively. A
+// tool pattern holds only letters, digits, '_', '-', '.', '*' and '?';
+// "**" is refused. A principal pattern holds any printable character but
+// white space, '[', ']', '{', '}' and '\'.
+//
+// A tool pattern that matches no name the tools list produces is not an
+// error: dispatchers serve names that are written nowhere
+// ("terraform.apply"), and tools may be added later. The price is that a
+// misspelt pattern is not caught: a deny rule for "terraform.destory"
+// denies nothing, and terraform.destroy falls through to the rules after
+// it. Check the spelling of deny rules, and put them before broader
+// allows.
+//
+// A rate_limit mapping (every key optional; see policy.RateLimit):
+//
+//	per_minute          integer; calls per minute for each principal
+//	burst               integer; calls a principal may make at once;
+//	                    unset means per_minute; needs per_minute
+//	budget              integer; calls all the policy's principals may
+//	                    make together per budget_window
+//	budget_window       duration; unset means the budget never refills;
+//	                    needs budget
+//	loop                {max: integer 1 to 100, window: duration}: refuse
+//	                    the same call (name, argv and stdin) by the same
+//	                    principal more than max times within window
+//
+// A grants entry, a temporary waiver of approvals (see policy.Grant):
+//
+//	principal           required; principal pattern
+//	tool                required; tool pattern
+//	expires             required; an RFC 3339 timestamp with a time zone
+//	                    (2030-01-02T15:04:05Z, 2030-01-02T16:04:05+01:00),
+//	                    plain or quoted; a date alone is refused
+//	id                  optional; unique; 1 to 128 ASCII letters, digits,
+//	                    '_', '-', '.' and ':'; unset means a new UUIDv7
+//	reason              optional; for people reading the grants
+//
+// A grant turns a rule's require_approval into allow for the principals
+// and names it covers, until it expires; it never overturns a deny, never
+// applies where no rule matched, never lifts a default_action, and does
+// not lift rate limits. Each is created with Engine.Grant when the file
+// is loaded, and Loaded.Grants lists them. A grant must expire after the
+// load and at most 24 hours after it (LoadOptions.Policy.MaxGrantDuration
+// changes that): an expired grant is a load error, not something skipped,
+// so remove it from the file. The time is LoadOptions.Now, which is also
+// the Engine's clock afterwards.
+//
+// # Reloading
+//
+// Loaded.Reload loads a changed file and applies it to the running
+// Engine: it revokes the grants the previous file created, swaps in the
+// new policies (policy.Engine.Swap) and creates the new file's grants.
+// Grants made through the Engine's API, rate-limit state and pending
+// approvals survive. Give the Executor the new allowlist afterwards:
+//
+//	next, err := cur.Reload("execgate.yaml")
+//	if err != nil {
+//		log.Print(err) // the file does not load; nothing changed
+//	} else {
+//		x.SetAllowlist(next.Allowlist)
+//		cur = next
+//	}
+//
+// Decisions made during a reload are race-free and use either the old
+// rules or the new ones. A reload cannot add or remove the policies
+// section, since an Executor's Policy is fixed when it is built; restart
+// the program for that.
 //
 // # Values
 //
@@ -230,8 +352,11 @@
 //
 // LoadFile, Load and LoadBytes report every problem they find, not just
 // the first, as an ErrorList of *Error, each with the file name, line,
-// column, key path ("tools[1].commands.log.flags[2].pattern") and a
-// message. Problems found by execgate.NewAllowlist, which runs only when
+// column, key path ("tools[1].commands.log.flags[2].pattern",
+// "policies[0].rules[1].action", "grants[2].expires") and a message. The
+// policy package judges every name, pattern, action, rate limit and grant
+// of the policies and grants sections; each of its complaints is placed
+// on the value it is about. Problems found by execgate.NewAllowlist, which runs only when
 // everything else passed (a SHA-256 pin that does not match, for
 // example), are placed on the tool's key as well. Nothing is built unless
 // everything passes, and no input makes them panic.

@@ -119,6 +119,11 @@ func (p *problems) at(line, col int, path, format string, args ...any) {
 // (a regular expression, say) it repeats.
 var oneLine = strings.NewReplacer("\n", "\\n", "\r", "\\r")
 
+// count is how many problems were recorded so far.
+func (p *problems) count() int {
+	return len(p.list) + p.dropped
+}
+
 // err returns the collected problems as an error, or nil.
 func (p *problems) err() error {
 	if len(p.list) == 0 {

@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/policy"
 )
 
 // MaxFileSize is the largest configuration, in bytes, that Load reads.
@@ -28,14 +30,86 @@ type Loaded struct {
 	// refuses every name.
 	Allowlist *execgate.Allowlist
 
-	// Policy is the policy the configuration declares. It is always nil
-	// for now: the policies and grants sections are reserved and refused
-	// until the policy engine exists. A nil Policy in execgate.Config
-	// allows every allowlisted call, subject to each spec's Floor.
+	// Policy is what to put in execgate.Config.Policy. It is Engine when
+	// the configuration has a policies section, and nil otherwise. A nil
+	// Policy allows every allowlisted call, subject to each spec's Floor
+	// (a tool's default_action); an empty policies list (policies: [])
+	// gives an Engine that denies every call.
 	Policy execgate.Policy
+
+	// Engine is the policy engine built from the policies section, with
+	// the grants of the grants section, or nil when the configuration has
+	// no policies section. Use it to add and revoke grants while the
+	// program runs (Engine.Grant, Engine.Revoke); to load a changed file
+	// into it, use Reload.
+	Engine *policy.Engine
+
+	// Policies are the entries of the policies section, in file order, as
+	// given to the Engine. Nil when the section is absent.
+	Policies []policy.Policy
+
+	// Grants are the grants created from the grants section, in file
+	// order, each with the ID the Engine gave it (the file's id, or a new
+	// UUIDv7) and its creation time. They describe the load; grants
+	// revoked or expired since are still listed.
+	Grants []policy.Grant
 
 	// Tools describes each entry of the tools list, in file order.
 	Tools []Tool
+
+	file        string      // the name errors carry
+	policiesKey position    // the policies key
+	grants      position    // the grants key
+	grantAt     []grantPos  // where each of Grants is written
+	state       *reloadable // shared by a load and every reload of it
+}
+
+// position is where a value is written, for errors found after the
+// YAML nodes are gone.
+type position struct {
+	line, col int
+	path      string
+}
+
+func positionOf(n *yaml.Node, path string) position {
+	if n == nil {
+		return position{path: path}
+	}
+	return position{line: n.Line, col: n.Column, path: path}
+}
+
+// grantPos locates one grant entry and its id.
+type grantPos struct {
+	entry, id position
+}
+
+// LoadOptions configures how a configuration is loaded. The zero
+// LoadOptions is what LoadFile, Load and LoadBytes use.
+type LoadOptions struct {
+	// Now is the clock of the Engine built from the policies section: it
+	// judges the grants' expiry, at load time and afterwards, and paces
+	// rate limits. Nil means Policy.Now, and time.Now if that is nil too.
+	// Tests set it to load grants with fixed dates.
+	Now func() time.Time
+
+	// Policy configures the Engine built from the policies section: the
+	// longest grant (MaxGrantDuration, 24 hours when zero), how many
+	// grants it holds, and how much rate-limit state it keeps. Its zero
+	// value picks the policy package's defaults. Negative fields make
+	// every load fail.
+	Policy policy.Options
+}
+
+// engineOptions returns the Options of the Engine a load builds.
+func (o LoadOptions) engineOptions() (policy.Options, error) {
+	opts := o.Policy
+	if o.Now != nil {
+		opts.Now = o.Now
+	}
+	if _, err := policy.New(nil, opts); err != nil {
+		return policy.Options{}, fmt.Errorf("config: LoadOptions.Policy: %w", err)
+	}
+	return opts, nil
 }
 
 // Tool describes one entry of the tools list: what it exposes.
@@ -76,28 +150,77 @@ const (
 // Problems in the configuration are returned together as an ErrorList
 // whose entries name path, the line and the key. An error opening or
 // reading the file is returned as it is, wrapped (errors.Is(err,
-// fs.ErrNotExist) works).
+// fs.ErrNotExist) works). It is LoadOptions{}.LoadFile.
 func LoadFile(path string) (*Loaded, error) {
+	return LoadOptions{}.LoadFile(path)
+}
+
+// Load reads, checks and builds the configuration in r, as LoadFile does.
+// It is LoadOptions{}.Load.
+func Load(r io.Reader) (*Loaded, error) {
+	return LoadOptions{}.Load(r)
+}
+
+// LoadBytes checks and builds the configuration in data, as LoadFile does;
+// name is the file name its errors carry ("<input>" if empty). It is
+// LoadOptions{}.LoadBytes.
+func LoadBytes(name string, data []byte) (*Loaded, error) {
+	return LoadOptions{}.LoadBytes(name, data)
+}
+
+// LoadFile is the package's LoadFile with the options o.
+func (o LoadOptions) LoadFile(path string) (*Loaded, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return o.LoadBytes(path, data)
+}
+
+// Load is the package's Load with the options o.
+func (o LoadOptions) Load(r io.Reader) (*Loaded, error) {
+	data, err := readCapped(r, inputName)
+	if err != nil {
+		return nil, err
+	}
+	return o.LoadBytes(inputName, data)
+}
+
+// LoadBytes checks and builds the configuration in data with the options
+// o; name is the file name its errors carry ("<input>" if empty).
+//
+// It never panics. Every problem it can find is reported in one
+// ErrorList: the YAML must be a single document without anchors,
+// aliases, merge keys or tags; every key must be known and appear once;
+// every value must have its type. Then each tool, policy and grant is
+// checked (see the package documentation for the rules), and the grants
+// are created in a new Engine. When all of that passes,
+// execgate.NewAllowlist builds the Allowlist, and an error it reports is
+// placed on the tool's line and key.
+//
+// Only a LoadOptions whose Policy cannot be used (a negative field)
+// gives an error that is not an ErrorList.
+func (o LoadOptions) LoadBytes(name string, data []byte) (*Loaded, error) {
+	opts, err := o.engineOptions()
+	if err != nil {
+		return nil, err
+	}
+	l, err := load(name, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	l.state = &reloadable{opts: opts, fileGrants: grantIDs(l.Grants)}
+	return l, nil
+}
+
+// readFile reads the configuration at path, at most MaxFileSize bytes.
+func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
-	data, err := readCapped(f, path)
-	if err != nil {
-		return nil, err
-	}
-	return LoadBytes(path, data)
-}
-
-// Load reads, checks and builds the configuration in r, as LoadFile does.
-// Its errors name the file "<input>".
-func Load(r io.Reader) (*Loaded, error) {
-	data, err := readCapped(r, inputName)
-	if err != nil {
-		return nil, err
-	}
-	return LoadBytes(inputName, data)
+	return readCapped(f, path)
 }
 
 // readCapped reads all of r, or returns an ErrorList if r holds more
@@ -117,17 +240,9 @@ func tooLarge(name string) error {
 	return ErrorList{{File: name, Message: fmt.Sprintf("larger than %d bytes (4 MiB); refusing to read it", MaxFileSize)}}
 }
 
-// LoadBytes checks and builds the configuration in data, as LoadFile does;
-// name is the file name its errors carry ("<input>" if empty).
-//
-// It never panics. Every problem it can find is reported in one
-// ErrorList: the YAML must be a single document without anchors,
-// aliases, merge keys or tags; every key must be known and appear once;
-// every value must have its type. Then each tool is checked (see the
-// package documentation for the rules). When all of that passes,
-// execgate.NewAllowlist builds the Allowlist, and an error it reports is
-// placed on the tool's line and key.
-func LoadBytes(name string, data []byte) (*Loaded, error) {
+// load checks and builds the configuration in data, building its Engine,
+// if any, with opts.
+func load(name string, data []byte, opts policy.Options) (*Loaded, error) {
 	if name == "" {
 		name = inputName
 	}
@@ -148,6 +263,7 @@ func LoadBytes(name string, data []byte) (*Loaded, error) {
 		return nil, p.err()
 	}
 	b := d.build(doc)
+	sec := b.policySection(opts)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
@@ -156,7 +272,13 @@ func LoadBytes(name string, data []byte) (*Loaded, error) {
 		b.place(err)
 		return nil, p.err()
 	}
-	return &Loaded{Allowlist: allow, Tools: b.tools}, nil
+	l := &Loaded{Allowlist: allow, Tools: b.tools, file: name}
+	if sec != nil {
+		l.Policy, l.Engine = sec.engine, sec.engine
+		l.Policies, l.Grants, l.grantAt = sec.policies, sec.grants, sec.grantAt
+		l.policiesKey, l.grants = sec.policiesKey, sec.grantsKey
+	}
+	return l, nil
 }
 
 // yamlLineRe matches the position in the YAML parser's messages.

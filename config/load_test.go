@@ -29,7 +29,8 @@ func withStandIns(t *testing.T) string {
 	return dir
 }
 
-// TestValidFiles loads every example in testdata/config.
+// TestValidFiles loads every example in testdata/config, with the clock
+// the dates of their grants are written for.
 func TestValidFiles(t *testing.T) {
 	withStandIns(t)
 	files, err := filepath.Glob(filepath.Join(testdataDir, "*.yaml"))
@@ -37,10 +38,15 @@ func TestValidFiles(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			l, err := config.LoadFile(file)
+			l, err := config.LoadOptions{Now: newTestClock().Now}.LoadFile(file)
 			require.NoError(t, err)
 			require.NotNil(t, l.Allowlist)
-			assert.Nil(t, l.Policy)
+			if l.Engine == nil {
+				assert.Nil(t, l.Policy, "no policies section: no Policy at all, not a typed nil")
+				assert.Empty(t, l.Grants)
+			} else {
+				assert.Same(t, l.Engine, l.Policy)
+			}
 			assert.NotEmpty(t, l.Tools)
 		})
 	}
@@ -71,7 +77,7 @@ func TestIssueExample(t *testing.T) {
 	prop, err := p.Check("git.log", json.RawMessage(`{"flags":{"max-count":5,"oneline":true},"args":["--author","Ann Lee","main"]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"--no-pager", "-c", "core.hooksPath=/dev/null", "log",
-		"--max-count", "5", "--oneline", "--author", "Ann Lee", "--", "main"}, prop.Args)
+		"--max-count=5", "--oneline", "--author=Ann Lee", "--", "main"}, prop.Args)
 
 	prop, err = p.Check("jq.run", json.RawMessage(`{"args":["-c",".a"],"stdin":"{\"a\":1}"}`))
 	require.NoError(t, err)
@@ -80,7 +86,7 @@ func TestIssueExample(t *testing.T) {
 
 	prop, err = p.Check("terraform.plan", json.RawMessage(`{"flags":{"target":"module.db"}}`))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"plan", "--target", "module.db"}, prop.Args)
+	assert.Equal(t, []string{"plan", "--target=module.db"}, prop.Args)
 
 	prop, err = p.Check("terraform.apply", json.RawMessage(`{"args":["-auto-approve"]}`))
 	require.NoError(t, err)
