@@ -96,6 +96,11 @@ func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 		if strings.IndexByte(e.value.v, 0) >= 0 {
 			b.add(e.value.node, e.value.path, "the value contains NUL") // never repeat the value
 		}
+		if strings.EqualFold(k, "PATH") {
+			if msg := pathProblem(e.value.v); msg != "" {
+				b.add(e.value.node, e.value.path, "%s", msg)
+			}
+		}
 		hostile(e.key.node, e.key.path, k)
 	}
 	seen := make(map[string]*yaml.Node, len(inherit))

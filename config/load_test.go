@@ -510,13 +510,26 @@ func TestHostileEnv(t *testing.T) {
 	// An environment value is never repeated in a message.
 	list := loadErrors(t, "version: 1\ntools:\n  - {name: t, bin: /bin/echo, bare: {}, env: {LD_PRELOAD: s3cr3t-value}}\n")
 	assert.NotContains(t, list.Error(), "s3cr3t-value")
-	for _, key := range []string{"HOME", "LANG", "PATH", "TZ", "GIT_AUTHOR_NAME", "LD", "MY_LD_PRELOAD"} {
+	for _, key := range []string{"HOME", "LANG", "TZ", "GIT_AUTHOR_NAME", "LD", "MY_LD_PRELOAD"} {
 		mustLoad(t, "version: 1\ntools:\n  - {name: t, bin: /bin/echo, bare: {}, env: {"+key+": x}}\n")
+	}
+	for _, key := range []string{"GCONV_PATH", "LOCPATH", "GIT_TEMPLATE_DIR", "KUBECONFIG", "MANPAGER", "BROWSER", "ZDOTDIR"} {
+		list := loadErrors(t, "version: 1\ntools:\n  - {name: t, bin: /bin/echo, bare: {}, env: {"+key+": x}}\n")
+		require.Len(t, list, 1, key)
+		assert.Contains(t, list[0].Message, "allow_hostile_env")
+	}
+
+	// PATH must hold only absolute directories.
+	mustLoad(t, "version: 1\ntools:\n  - {name: t, bin: /bin/echo, bare: {}, env: {PATH: /usr/bin:/bin}}\n")
+	for _, value := range []string{".:/usr/bin", "/usr/bin:", ":/usr/bin", "bin", "/usr/bin::/bin"} {
+		list := loadErrors(t, "version: 1\ntools:\n  - {name: t, bin: /bin/echo, bare: {}, env: {PATH: '"+value+"'}}\n")
+		require.Len(t, list, 1, value)
+		assert.Contains(t, list[0].Message, "absolute directory", value)
 	}
 }
 
 func TestInterpreters(t *testing.T) {
-	dir := standIns(t, "python3.11", "perl5.36.0", "mytool", "node")
+	dir := standIns(t, "python3.11", "perl5.36.0", "mytool", "node", "ipython3", "pnpm", "make", "Bash")
 	require.NoError(t, os.Symlink("/bin/sh", filepath.Join(dir, "innocent")))
 	require.NoError(t, os.Symlink(filepath.Join(dir, "node"), filepath.Join(dir, "js")))
 	for _, tc := range []struct {
@@ -533,6 +546,10 @@ func TestInterpreters(t *testing.T) {
 		{bin: filepath.Join(dir, "python3.11"), body: "bare: {positionals: {max: 1}}", which: "python3.11"},
 		{bin: filepath.Join(dir, "perl5.36.0"), body: "strict: true\n    commands: {x: {}}", which: "perl5.36.0"},
 		{bin: filepath.Join(dir, "js"), body: "bare: {positionals: {max: 1}}", which: "node"},
+		{bin: filepath.Join(dir, "ipython3"), body: "bare: {positionals: {max: 1}}", which: "ipython3"},
+		{bin: filepath.Join(dir, "pnpm"), body: "bare: {positionals: {max: 1}}", which: "pnpm"},
+		{bin: filepath.Join(dir, "make"), body: "bare: {positionals: {max: 1}}", which: "make"},
+		{bin: filepath.Join(dir, "Bash"), body: "bare: {positionals: {max: 1}}", which: "Bash"},
 		// A symlink is judged by the file it leads to: /bin/sh is dash,
 		// bash or busybox, each in the list.
 		{bin: filepath.Join(dir, "innocent"), body: "bare: {positionals: {max: 1}}", which: "?"},

@@ -6,8 +6,9 @@ import (
 )
 
 // hostileEnv are environment variables that make a dynamic loader, a
-// shell, a pager or a language runtime load or run code of the caller's
-// choosing. Keys are compared in upper case.
+// shell, a pager, a library or a language runtime load or run code of the
+// caller's choosing, or point a tool at other data or credentials than the
+// operator expects. Keys are compared in upper case.
 var hostileEnv = map[string]bool{
 	// From the issue.
 	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "GLIBC_TUNABLES": true,
@@ -21,6 +22,12 @@ var hostileEnv = map[string]bool{
 	"PS4": true, "PROMPT_COMMAND": true, "IFS": true, "PYTHONHOME": true, "PYTHONSTARTUP": true,
 	"PERL5LIB": true, "PERLLIB": true, "RUBYLIB": true, "NODE_PATH": true, "_JAVA_OPTIONS": true,
 	"JDK_JAVA_OPTIONS": true,
+	// glibc and other libraries that load modules or data from a path.
+	"GCONV_PATH": true, "LOCPATH": true, "NLSPATH": true, "HOSTALIASES": true, "RESOLV_HOST_CONF": true,
+	// Programs that other programs start: pagers, browsers, debuggers.
+	"MANPAGER": true, "GH_PAGER": true, "SYSTEMD_PAGER": true, "BROWSER": true, "PERL5DB": true,
+	"PYTHONWARNINGS": true, "PYTHONBREAKPOINT": true, "ZDOTDIR": true, "GIT_TEMPLATE_DIR": true,
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "KUBECONFIG": true, "DOCKER_HOST": true,
 }
 
 // hostileEnvPrefixes are prefixes of hostile variables: every LD_ and
@@ -57,8 +64,9 @@ var interpreters = map[string]bool{
 	"unshare": true, "nsenter": true, "watch": true, "script": true, "strace": true, "ltrace": true,
 	"time": true, "systemd-run": true, "expect": true,
 	// Interpreters and their launchers.
-	"node": true, "nodejs": true, "deno": true, "bun": true, "npx": true, "npm": true,
-	"awk": true, "gawk": true, "mawk": true, "nawk": true,
+	"node": true, "nodejs": true, "deno": true, "bun": true, "bunx": true, "npx": true, "npm": true,
+	"pnpm": true, "yarn": true, "pipx": true, "uvx": true, "uv": true, "make": true, "gmake": true,
+	"awk": true, "gawk": true, "mawk": true, "nawk": true, "ksh93": true,
 }
 
 // versionedInterpreters are interpreters installed under versioned names
@@ -66,10 +74,13 @@ var interpreters = map[string]bool{
 var versionedInterpreters = []string{"perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "pypy"}
 
 // isInterpreter reports whether the base name of path names a shell,
-// command runner or interpreter. Every name starting with "python" counts.
+// command runner or interpreter, compared in lower case (some file systems
+// do not tell case apart). Every name starting with "python" or "ipython"
+// counts. A copy or hard link under another name cannot be recognised:
+// pin the executable's SHA256 where that matters.
 func isInterpreter(path string) bool {
-	base := filepath.Base(path)
-	if interpreters[base] || strings.HasPrefix(base, "python") {
+	base := strings.ToLower(filepath.Base(path))
+	if interpreters[base] || strings.HasPrefix(base, "python") || strings.HasPrefix(base, "ipython") {
 		return true
 	}
 	for _, name := range versionedInterpreters {
@@ -78,4 +89,16 @@ func isInterpreter(path string) bool {
 		}
 	}
 	return false
+}
+
+// pathProblem reports why a PATH value is unsafe, or "": every entry must be
+// a non-empty absolute directory, or a tool that looks up helper programs
+// (git-<sub>, kubectl plugins) could find one in the working directory.
+func pathProblem(value string) string {
+	for _, dir := range filepath.SplitList(value) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			return "every PATH entry must be an absolute directory: an empty or relative entry lets tools find helper programs in the working directory"
+		}
+	}
+	return ""
 }
