@@ -326,8 +326,16 @@
 // GIT_SEQUENCE_EDITOR, GIT_SSH, GIT_SSH_COMMAND, GIT_ASKPASS, SSH_ASKPASS,
 // GIT_EXTERNAL_DIFF, GIT_PROXY_COMMAND, GIT_EXEC_PATH, NODE_OPTIONS,
 // NODE_PATH, PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PERL5OPT, PERL5LIB,
-// PERLLIB, RUBYOPT, RUBYLIB, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS and
-// JDK_JAVA_OPTIONS.
+// PERLLIB, RUBYOPT, RUBYLIB, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS,
+// JDK_JAVA_OPTIONS; GCONV_PATH, LOCPATH, NLSPATH, HOSTALIASES,
+// RESOLV_HOST_CONF; MANPAGER, GH_PAGER, SYSTEMD_PAGER, BROWSER, PERL5DB,
+// PYTHONWARNINGS, PYTHONBREAKPOINT, ZDOTDIR; and, because they point a
+// tool at other data or credentials, GIT_TEMPLATE_DIR, GIT_DIR,
+// GIT_WORK_TREE, KUBECONFIG and DOCKER_HOST.
+//
+// A PATH in env must hold only absolute directories: an empty or relative
+// entry would let a tool that looks up helper programs (git-<sub>, kubectl
+// plugins) find one in its working directory.
 //
 // # Shells and interpreters
 //
@@ -342,9 +350,11 @@
 // pwsh; env, xargs, timeout, nice, nohup, busybox, toybox, sudo, doas, su,
 // runuser, setsid, stdbuf, chroot, ionice, taskset, chrt, flock, unshare,
 // nsenter, watch, script, strace, ltrace, time, systemd-run, expect; node,
-// nodejs, deno, bun, npx, npm, awk, gawk, mawk, nawk; every name starting
-// with python; and perl, ruby, php, lua, luajit, tclsh, wish and pypy,
-// alone or followed by a version ("perl5.36.0", "ruby3.1"). A copy of an
+// nodejs, deno, bun, bunx, npx, npm, pnpm, yarn, pipx, uv, uvx, make,
+// gmake, awk, gawk, mawk, nawk, ksh93; every name starting with python or
+// ipython; and perl, ruby, php, lua, luajit, tclsh, wish and pypy,
+// alone or followed by a version ("perl5.36.0", "ruby3.1"), all compared
+// in lower case. A copy of an
 // interpreter under another name is not recognised: the list is a guard
 // against mistakes, not a sandbox.
 //
