@@ -52,6 +52,9 @@ type fileDoc struct {
 	grantsKey   *yaml.Node // nil when the key is absent
 	grantsPath  string
 	grants      []*grantDoc
+
+	serverKey *yaml.Node // nil when the key is absent
+	server    *serverDoc
 }
 
 // policyDoc is one entry of the policies list.
@@ -492,6 +495,9 @@ func (d *decoder) file(root *yaml.Node) *fileDoc {
 		d.list(v, path, func(_ int, e *yaml.Node, ep string) {
 			doc.grants = append(doc.grants, d.grant(e, ep))
 		})
+	}
+	hs["server"] = func(k, v *yaml.Node, path string) {
+		doc.serverKey, doc.server = k, d.server(v, path)
 	}
 	present := d.mapping(root, "", fields{handlers: hs})
 	if root.Kind != yaml.MappingNode {

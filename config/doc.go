@@ -96,6 +96,7 @@
 //	                    grants"); without it every allowlisted call is
 //	                    allowed, and policies: [] denies every call
 //	grants: [...]       optional; needs policies
+//	server: {...}       optional; for the execgate binary (see "Server")
 //
 // defaults (each applies to every tool that does not set its own):
 //
@@ -259,6 +260,37 @@
 // changes that): an expired grant is a load error, not something skipped,
 // so remove it from the file. The time is LoadOptions.Now, which is also
 // the Engine's clock afterwards.
+//
+// # Server
+//
+// The server section is read by the execgate binary's serve and run
+// commands, not by the library: Loaded.Server holds it, nil when absent.
+//
+//	server:
+//	  principal: local-agent
+//	  tokens:
+//	    - {principal: ci-bot, sha256: "<hex SHA-256 of ci-bot's token>"}
+//	  approvers:
+//	    - {principal: alice, sha256: "<hex SHA-256 of alice's token>"}
+//
+// Its keys, each optional:
+//
+//	principal           the principal of calls over MCP on stdio, which
+//	                    carries no caller identity, and of execgate run
+//	tokens              list of {principal, sha256}: the bearer tokens of
+//	                    the HTTP API's callers, who list and call tools
+//	approvers           list of {principal, sha256}: the bearer tokens of
+//	                    those who list, approve and reject pending
+//	                    approvals over the HTTP API; they cannot call tools
+//
+// Both keys of an entry are required. sha256 is the token's SHA-256, 64
+// hex digits (quote it if YAML would read it as a number); a token is
+// never written in the file, and an error about a sha256 value never
+// repeats it. `execgate token` prints a new random token and its hash.
+// A principal is 1 to 256 bytes of UTF-8 without white space, control or
+// format characters. No token may be listed twice, and no principal may
+// be both under tokens and under approvers, so that no caller can
+// approve its own calls.
 //
 // # Reloading
 //

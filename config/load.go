@@ -57,6 +57,10 @@ type Loaded struct {
 	// Tools describes each entry of the tools list, in file order.
 	Tools []Tool
 
+	// Server is the server section, for the execgate binary's serve
+	// command, or nil when the configuration has none.
+	Server *Server
+
 	file        string      // the name errors carry
 	policiesKey position    // the policies key
 	grants      position    // the grants key
@@ -264,6 +268,7 @@ func load(name string, data []byte, opts policy.Options) (*Loaded, error) {
 	}
 	b := d.build(doc)
 	sec := b.policySection(opts)
+	srv := b.serverSection(doc.server, doc.serverKey)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
@@ -272,7 +277,7 @@ func load(name string, data []byte, opts policy.Options) (*Loaded, error) {
 		b.place(err)
 		return nil, p.err()
 	}
-	l := &Loaded{Allowlist: allow, Tools: b.tools, file: name}
+	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name}
 	if sec != nil {
 		l.Policy, l.Engine = sec.engine, sec.engine
 		l.Policies, l.Grants, l.grantAt = sec.policies, sec.grants, sec.grantAt

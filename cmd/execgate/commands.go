@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/audit"
+	"github.com/execgate/execgate/config"
+)
+
+// loadError reports a configuration that does not load: every problem of
+// an ErrorList on its own line, file:line:col first.
+func (c *cli) loadError(err error) int {
+	var list config.ErrorList
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintln(c.stderr, e.Error())
+		}
+		noun := "problems"
+		if len(list) == 1 {
+			noun = "problem"
+		}
+		fmt.Fprintf(c.stderr, "execgate %s: the configuration has %d %s\n", c.cmd.name, len(list), noun)
+		return exitUsage
+	}
+	return c.fail(exitUsage, err)
+}
+
+var checkCmd = &command{
+	name:    "check",
+	summary: "validate a configuration file and summarise it",
+	usage: `Usage: execgate check --config FILE
+
+Check loads the configuration as serve would, resolving every bin on
+PATH, and reports every problem it finds on its own line, as
+FILE:LINE:COLUMN: KEY.PATH: MESSAGE, on stderr. On success it prints a
+summary on stdout: each tool with its mode and command names, the
+policies and grants, and the server section.
+
+Exit codes: 0 the configuration loads; 2 it does not, or the command line
+is wrong.
+`,
+	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		file := fs.String("config", "", "the configuration `FILE` (required)")
+		return func(c *cli, _ context.Context, args []string) int {
+			if *file == "" {
+				return c.usageError("--config is required")
+			}
+			if len(args) > 0 {
+				return c.usageError("unexpected arguments %q", args)
+			}
+			l, err := config.LoadFile(*file)
+			if err != nil {
+				return c.loadError(err)
+			}
+			summarise(c.stdout, *file, l)
+			return exitOK
+		}
+	},
+}
+
+// summarise prints what a loaded configuration allows.
+func summarise(w io.Writer, file string, l *config.Loaded) {
+	n := len(l.Allowlist.Specs())
+	fmt.Fprintf(w, "%s: ok: %d tools, %d commands\n", file, len(l.Tools), n)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, t := range l.Tools {
+		names := make([]string, 0, len(t.Specs))
+		for _, s := range t.Specs {
+			if s == t.Name {
+				s += " (dispatcher: " + t.Name + ".<subcommand>, default_action " + t.DefaultAction + ")"
+			}
+			names = append(names, s)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, t.Mode, strings.Join(names, ", "))
+	}
+	tw.Flush()
+	switch {
+	case l.Policies == nil:
+		fmt.Fprintln(w, "policies: none: every allowlisted call is allowed, subject to default_action")
+	case len(l.Policies) == 0:
+		fmt.Fprintln(w, "policies: [] denies every call")
+	default:
+		fmt.Fprintf(w, "policies: %d\n", len(l.Policies))
+		for _, p := range l.Policies {
+			fmt.Fprintf(w, "  %s: principal %s, %d rules\n", p.Name, p.Principal, len(p.Rules))
+		}
+	}
+	if len(l.Grants) > 0 {
+		fmt.Fprintf(w, "grants: %d\n", len(l.Grants))
+	}
+	if s := l.Server; s != nil {
+		principal := s.Principal
+		if principal == "" {
+			principal = "(none)"
+		}
+		fmt.Fprintf(w, "server: stdio principal %s; %d caller tokens (%s); %d approver tokens (%s)\n",
+			principal, len(s.Tokens), principals(s.Tokens), len(s.Approvers), principals(s.Approvers))
+	}
+}
+
+func principals(ts []config.Token) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Principal
+	}
+	return strings.Join(names, ", ")
+}
+
+var runCmd = &command{
+	name:    "run",
+	summary: "make one governed call and print its Result as JSON",
+	usage: `Usage: execgate run --config FILE [--principal P] [--audit FILE] NAME [INPUT]
+
+Run makes one call through the gate, exactly as an agent's would be made:
+NAME is looked up in the allowlist, INPUT (a JSON value; absent means no
+input, "-" reads it from stdin) is validated into an argv, the policy
+decides for the principal, and the command runs without a shell. The
+Result is printed as JSON on stdout: exitCode, stdout, stderr, how the
+process ended, and how many output bytes were dropped.
+
+A refused call prints {"error": {"kind": ..., "message": ...}} on stderr
+and runs nothing. A call the policy holds for approval is refused: run
+cannot wait for a person; use serve.
+
+The principal is --principal, else the configuration's server.principal,
+else none.
+
+Exit codes: 0 the command ran and exited 0; 1 the call was refused, or
+the command ran and did not exit 0 (its Result, with its exit code, is
+still printed on stdout); 2 usage error or a configuration that does not
+load.
+`,
+	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		file := fs.String("config", "", "the configuration `FILE` (required)")
+		principal := fs.String("principal", "", "the principal `P` the call is made as (default: the config's server.principal)")
+		auditFile := fs.String("audit", "", "append the call to the hash-chained audit `FILE`")
+		return func(c *cli, ctx context.Context, args []string) int {
+			if *file == "" {
+				return c.usageError("--config is required")
+			}
+			if len(args) < 1 || len(args) > 2 {
+				return c.usageError("want NAME and, optionally, INPUT")
+			}
+			var input json.RawMessage
+			if len(args) == 2 {
+				input = json.RawMessage(args[1])
+				if args[1] == "-" {
+					b, err := io.ReadAll(io.LimitReader(c.stdin, execgate.MaxInputSize+1))
+					if err != nil {
+						return c.fail(exitUsage, fmt.Errorf("reading the input: %w", err))
+					}
+					input = b
+				}
+			}
+			g, err := openGate(*file, *auditFile)
+			if err != nil {
+				return c.loadError(err)
+			}
+			defer g.Close()
+			p := *principal
+			if p == "" {
+				p = g.server().Principal
+			}
+			ctx, slot := withSlot(execgate.WithPrincipal(ctx, p))
+			res, err := g.x.Run(ctx, args[0], input)
+			if err != nil {
+				e := refusal(err)
+				switch {
+				case e.Kind == kindInternal:
+					e.Message = err.Error()
+				case e.Action == execgate.ActionRequireApproval:
+					e.Message = fmt.Sprintf("execgate: %q needs a person's approval, and execgate run cannot wait for one (use execgate serve); nothing ran", e.Name)
+				}
+				body := refusalBody{Error: e}
+				if ev, ok := slot.last(); ok {
+					body.TraceID, body.Policy = ev.TraceID, policyOf(ev)
+				}
+				printJSON(c.stderr, body)
+				return exitFailed
+			}
+			printJSON(c.stdout, res)
+			if !res.OK {
+				return exitFailed
+			}
+			return exitOK
+		}
+	},
+}
+
+var toolsCmd = &command{
+	name:    "tools",
+	summary: "list the tools of a configuration with their input schemas",
+	usage: `Usage: execgate tools --config FILE
+
+Tools prints, as JSON on stdout, every command name the configuration
+allows with its description and the JSON Schema of its input: the same
+list as GET /v1/tools. A dispatcher ("dispatch": true) is called as
+"<name>.<subcommand>" and carries its default_action.
+
+Exit codes: 0 ok; 2 usage error or a configuration that does not load.
+`,
+	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		file := fs.String("config", "", "the configuration `FILE` (required)")
+		return func(c *cli, _ context.Context, args []string) int {
+			if *file == "" {
+				return c.usageError("--config is required")
+			}
+			if len(args) > 0 {
+				return c.usageError("unexpected arguments %q", args)
+			}
+			l, err := config.LoadFile(*file)
+			if err != nil {
+				return c.loadError(err)
+			}
+			printJSON(c.stdout, listTools(l.Allowlist))
+			return exitOK
+		}
+	},
+}
+
+var auditCmd = &command{
+	name:    "audit",
+	summary: "verify a hash-chained audit file (audit verify FILE)",
+	usage: `Usage: execgate audit verify FILE
+
+Verify checks every line of an audit file written with --audit: its own
+hash, its sequence number, and the hash of the line before it. On
+success it prints the number of entries and the chain's head (the last
+line's seq and SHA-256): keep the head somewhere the server cannot
+write, since no file alone shows that lines were cut from its end.
+
+Exit codes: 0 the chain is intact; 1 it is broken (the first broken line
+and what is wrong are printed on stderr); 2 usage error or the file
+cannot be read.
+`,
+	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		return func(c *cli, _ context.Context, args []string) int {
+			if len(args) != 2 || args[0] != "verify" {
+				return c.usageError("want: audit verify FILE")
+			}
+			f, err := os.Open(args[1])
+			if err != nil {
+				return c.fail(exitUsage, err)
+			}
+			defer f.Close()
+			head, err := audit.VerifyHead(f)
+			var ve *audit.VerifyError
+			switch {
+			case errors.As(err, &ve):
+				fmt.Fprintf(c.stderr, "%s: broken: %v\n", args[1], ve)
+				return exitFailed
+			case err != nil:
+				return c.fail(exitUsage, err)
+			}
+			fmt.Fprintf(c.stdout, "%s: ok: %d entries, head seq %d sha256 %s\n", args[1], head.Seq, head.Seq, head.SHA256)
+			return exitOK
+		}
+	},
+}
+
+var tokenCmd = &command{
+	name:    "token",
+	summary: "make a bearer token and the sha256 line for the server section",
+	usage: `Usage: execgate token [--principal P] [--stdin]
+
+Token prints a new random bearer token (about 130 bits) and the entry to
+put under server.tokens or server.approvers: the configuration holds only
+the token's SHA-256, never the token. Give the token to its holder and
+keep no other copy. With --stdin it reads an existing token from stdin
+instead (surrounding white space removed) and prints only the entry.
+
+Exit codes: 0 ok; 2 usage error.
+`,
+	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		principal := fs.String("principal", "PRINCIPAL", "the principal `P` to put in the entry")
+		stdin := fs.Bool("stdin", false, "hash the token read from stdin instead of making one")
+		return func(c *cli, _ context.Context, args []string) int {
+			if len(args) > 0 {
+				return c.usageError("unexpected arguments %q", args)
+			}
+			var token string
+			if *stdin {
+				b, err := io.ReadAll(io.LimitReader(c.stdin, maxTokenBytes+1))
+				if err != nil {
+					return c.fail(exitUsage, err)
+				}
+				token = strings.TrimSpace(string(b))
+				if token == "" || len(token) > maxTokenBytes || strings.ContainsAny(token, " \t\r\n") {
+					return c.usageError("stdin must hold one token of 1 to %d bytes without white space", maxTokenBytes)
+				}
+			} else {
+				token = rand.Text()
+				fmt.Fprintf(c.stdout, "token: %s\n", token)
+			}
+			sum := sha256.Sum256([]byte(token))
+			fmt.Fprintf(c.stdout, "entry: {principal: %q, sha256: %q}\n", *principal, hex.EncodeToString(sum[:]))
+			return exitOK
+		}
+	},
+}
+
+var versionCmd = &command{
+	name:    "version",
+	summary: "print the version of execgate",
+	usage: `Usage: execgate version
+
+Version prints the module version the binary was built from.
+`,
+	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		return func(c *cli, _ context.Context, _ []string) int {
+			v := "devel"
+			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				v = bi.Main.Version
+			}
+			fmt.Fprintf(c.stdout, "execgate %s\n", v)
+			return exitOK
+		}
+	},
+}
+
+// refusalBody is what execgate run prints on stderr for a refused call.
+type refusalBody struct {
+	Error   *errorInfo  `json:"error"`
+	TraceID string      `json:"trace_id,omitempty"`
+	Policy  *policyInfo `json:"policy,omitempty"`
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,144 @@
+// Command execgate serves an allowlist of commands to AI agents with no Go
+// code: a YAML configuration in (see package config), a governed MCP
+// server or HTTP API out. Every call is looked up (unknown names are
+// refused), validated into an exact argv, decided by the configuration's
+// policies, held for a person's approval where they say so, run directly
+// without a shell, and audited. The binary itself never starts a process:
+// every command runs through the Executor.
+//
+// Install it with
+//
+//	go install github.com/execgate/execgate/cmd/execgate@latest
+//
+// or, from a clone of the repository, go install ./cmd/execgate.
+//
+// # Commands
+//
+//	execgate serve --config FILE [--principal P] [--approvals elicit|pending|refuse] [--approver-http ADDR] [--audit FILE]
+//	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
+//	execgate check --config FILE
+//	execgate run   --config FILE [--principal P] [--audit FILE] NAME [INPUT]
+//	execgate tools --config FILE
+//	execgate audit verify FILE
+//	execgate token [--principal P] [--stdin]
+//	execgate version
+//	execgate help [COMMAND]
+//
+// serve speaks MCP on stdin and stdout (every command name is a tool, every
+// call runs as one principal), or with --http serves the HTTP API below.
+// check validates a configuration and prints every problem as
+// FILE:LINE:COLUMN: KEY.PATH: MESSAGE, or a summary. run makes one call and
+// prints its Result as JSON. tools prints the tools with their input
+// schemas as JSON. audit verify checks a hash-chained audit file written
+// with --audit. token makes a bearer token and the sha256 entry for the
+// configuration's server section. "execgate help COMMAND" and
+// "execgate COMMAND -h" print a command's flags. Flags come before
+// arguments.
+//
+// # Exit codes
+//
+//	0  done: the configuration loads, the command ran and exited 0, the
+//	   audit chain is intact, the server stopped cleanly
+//	1  refused or failed: run's call was refused (the error is printed on
+//	   stderr as JSON, nothing ran) or its command ran and did not exit 0
+//	   (the Result is still printed on stdout, with the child's exitCode);
+//	   an audit file is broken; a server failed while running
+//	2  usage error, or a configuration that does not load (every problem
+//	   printed on stderr, one per line, with its line and column)
+//
+// # Principals and tokens
+//
+// Over MCP on stdio, every call is made as the principal of --principal,
+// else of the configuration's server.principal. Over HTTP, each request
+// carries "Authorization: Bearer TOKEN"; the server compares the SHA-256
+// of TOKEN, in constant time, with every entry of server.tokens (callers,
+// who list and call tools) and server.approvers (who list and decide
+// pending approvals), and the request is made as that entry's principal.
+// The configuration holds only hashes; a caller's token cannot approve and
+// an approver's cannot call, no principal is both, and an approver can
+// never decide an approval of its own call.
+//
+// # HTTP API
+//
+// serve --http listens on loopback by default: an empty host (":8080")
+// means 127.0.0.1, and a host that is not loopback is refused unless
+// --tls-cert and --tls-key are given (HTTPS) or --insecure. Bodies are
+// JSON, sent with Content-Type: application/json or none, and at most
+// 1 MiB (413 otherwise). Every response is JSON.
+//
+// GET /v1/tools, for callers and approvers, lists the tools:
+//
+//	{"tools": [{"name": "git.log", "description": "...", "input_schema": {...},
+//	            "annotations": {"read_only": true}},
+//	           {"name": "terraform", "dispatch": true, "call_as": "terraform.<subcommand>",
+//	            "default_action": "require_approval", "input_schema": {...}}]}
+//
+// POST /v1/tools/{name}, for callers, makes a call with the body as the
+// tool's input (an empty body is no input). A dispatcher is called by the
+// full name, "terraform.apply". The answers:
+//
+//	200  the command ran: {"result": Result, "trace_id", "policy", "latency_ms"}.
+//	     result is execgate.Result (exitCode, ok, termination, stdout,
+//	     stderr, stdoutDropped, ...); a command that exited non-zero or
+//	     timed out is still 200, with "ok": false.
+//	202  the policy holds the call for approval: {"status": "pending_approval",
+//	     "approval": Approval, "trace_id", "policy", "latency_ms"}. Nothing
+//	     ran; an approver decides it by approval.id.
+//	4xx, 5xx  refused, nothing ran: {"error": {"kind", "message", ...}, "trace_id",
+//	     "policy", "latency_ms"}.
+//
+// trace_id names the call in the audit trail (the Result's id when a
+// process ran); policy is {"decision", "rule", "grant"}, the policy's
+// answer after a dispatcher's default_action, present once the policy was
+// asked; latency_ms is the server's time on the request.
+//
+// GET /v1/approvals, for approvers, lists the pending approvals this server
+// issued, oldest first: {"approvals": [Approval, ...]}. An Approval shows
+// its id, principal (who asked), name, command, args, reason, digest and
+// expiresAt; never the environment or stdin.
+//
+// POST /v1/approvals/{id}, for approvers, decides one, with the body
+// {"action": "approve"} or {"action": "reject"}. approve executes it, once:
+// 200 {"result", "approval", "trace_id", "policy", "latency_ms"}; the
+// gate checks it again against the current configuration, so a changed
+// tool (409), a policy that now denies (403) or an expired approval (410)
+// refuses it, and it stays consumed. reject withdraws it: 200
+// {"status": "rejected", "approval"}. An approval that is unknown, already
+// decided or expired is 404; an approver deciding its own call is 403 and
+// the approval stays pending.
+//
+// Error kinds and their statuses:
+//
+//	unauthorized   401  no bearer token, or one that matches no entry
+//	forbidden      403  the token's role cannot do this, or self-approval
+//	not_found      404  no such tool (or route)
+//	invalid_input  422  the gate refused the input; issues names each field
+//	policy         403  denied by a rule (action, rule); 429 when rate_limited
+//	approval       404, 409, 410  the approval cannot be executed (reason)
+//	too_large      413  the body is over 1 MiB
+//	bad_request    400, 405, 415  malformed body, wrong method, not JSON
+//	unavailable    503  the audit file cannot record, or too many approvals pending
+//	internal       500  anything else; logged on stderr
+//
+// A call's context is the request's: a client that disconnects cancels
+// its call, and the command's process group is killed. On SIGINT or
+// SIGTERM the server stops accepting requests and gives running calls 10
+// seconds before cancelling them.
+//
+// # Approvals over MCP
+//
+// Over stdio, a call the policy holds for approval is, with --approvals
+// elicit (the default), put to the MCP client's user when the client
+// supports elicitation; otherwise, and always with --approvals pending,
+// it is returned to the agent as pending. With --approver-http ADDR the
+// server also serves GET /v1/approvals and POST /v1/approvals/{id} on
+// ADDR, for the configuration's approvers, and pending approvals wait
+// there; without it, nothing can approve them and they expire.
+//
+// # Audit
+//
+// With --audit FILE, serve and run append every call (refused, proposed,
+// executed, rejected) to a hash-chained JSON-lines file (package audit),
+// and refuse calls when it cannot record them. execgate audit verify FILE
+// checks it and prints its head, to keep elsewhere.
+package main

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/audit"
+	"github.com/execgate/execgate/config"
+)
+
+// gate is an Executor built from a configuration file, with the audit
+// chain it writes to, if any.
+type gate struct {
+	loaded *config.Loaded
+	x      *execgate.Executor
+	chain  *audit.Chain // nil without --audit
+}
+
+// openGate loads the configuration at configPath and builds an Executor
+// from it. With auditPath, every call is also appended to the hash-chained
+// audit file there, and the Executor refuses calls it cannot record.
+func openGate(configPath, auditPath string) (*gate, error) {
+	loaded, err := config.LoadFile(configPath)
+	if err != nil {
+		return nil, err
+	}
+	return newGate(loaded, auditPath, nil)
+}
+
+// newGate builds the Executor of a loaded configuration; execFn nil means
+// the default, which starts real processes.
+func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn) (*gate, error) {
+	g := &gate{loaded: loaded}
+	var auditor execgate.Auditor = recorder{}
+	if auditPath != "" {
+		var err error
+		g.chain, err = audit.OpenChain(auditPath, audit.ChainOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("audit file %s: %w", auditPath, err)
+		}
+		auditor = audit.Multi(g.chain, recorder{})
+	}
+	x, err := execgate.NewExecutor(execgate.Config{
+		Allowlist: loaded.Allowlist,
+		Policy:    loaded.Policy,
+		Auditor:   auditor,
+		ExecFn:    execFn,
+	})
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.x = x
+	return g, nil
+}
+
+// Close closes the audit file, if any.
+func (g *gate) Close() error {
+	if g.chain != nil {
+		return g.chain.Close()
+	}
+	return nil
+}
+
+// server returns the configuration's server section, or an empty one.
+func (g *gate) server() *config.Server {
+	if g.loaded.Server == nil {
+		return &config.Server{}
+	}
+	return g.loaded.Server
+}
+
+// recorder is an Auditor that hands each Event to the slot in its
+// call's context, if there is one, so that a command can report the
+// policy decision and trace ID of the call it made. It records nothing
+// itself and is always ready.
+type recorder struct{}
+
+// Audit implements execgate.Auditor.
+func (recorder) Audit(ctx context.Context, ev execgate.Event) error {
+	if s, ok := ctx.Value(slotKey{}).(*eventSlot); ok {
+		s.mu.Lock()
+		s.ev, s.set = ev, true
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+type slotKey struct{}
+
+// eventSlot keeps the last Event of the calls made with its context.
+type eventSlot struct {
+	mu  sync.Mutex
+	ev  execgate.Event
+	set bool
+}
+
+// withSlot returns a context whose calls' Events are kept in the slot.
+func withSlot(ctx context.Context) (context.Context, *eventSlot) {
+	s := &eventSlot{}
+	return context.WithValue(ctx, slotKey{}, s), s
+}
+
+// last returns the last Event recorded, if any.
+func (s *eventSlot) last() (execgate.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ev, s.set
+}
+
+// policyInfo is the policy's decision on a call, as the HTTP API and
+// execgate run report it.
+type policyInfo struct {
+	// Decision is allow, deny, require_approval or rate_limited, after the
+	// spec's floor (a dispatcher's default_action) was applied.
+	Decision string `json:"decision"`
+	// Rule names the rule that decided, if any.
+	Rule string `json:"rule,omitempty"`
+	// Grant names the grant that waived an approval, if one did.
+	Grant string `json:"grant,omitempty"`
+}
+
+// policyOf returns the decision recorded in ev, or nil when the call was
+// refused before the policy was asked.
+func policyOf(ev execgate.Event) *policyInfo {
+	if ev.Decision == "" {
+		return nil
+	}
+	return &policyInfo{Decision: ev.Decision, Rule: ev.Rule, Grant: ev.Grant}
+}
+
+// Error kinds of an errorInfo. The gate's kinds are those of mcpserver's
+// CallStatus.Kind; the others are the HTTP API's own.
+const (
+	kindNotFound     = "not_found"     // no such tool (404)
+	kindInvalidInput = "invalid_input" // the gate refused the input (422)
+	kindPolicy       = "policy"        // the policy denied or rate-limited the call (403, 429)
+	kindApproval     = "approval"      // the approval cannot be executed (404, 409, 410)
+	kindUnavailable  = "unavailable"   // the audit trail or approval store cannot take the call (503)
+	kindInternal     = "internal"      // an unexpected error; see the server's log (500)
+	kindUnauthorized = "unauthorized"  // no or unknown bearer token (401)
+	kindForbidden    = "forbidden"     // the token's role may not do this (403)
+	kindTooLarge     = "too_large"     // the body is over 1 MiB (413)
+	kindBadRequest   = "bad_request"   // the request itself is malformed (400, 405, 415)
+)
+
+// errorInfo is a refusal as JSON: the "error" member of a response.
+type errorInfo struct {
+	// Kind is one of the kind constants.
+	Kind string `json:"kind"`
+	// Message says what happened; it never repeats stdin or environment
+	// values.
+	Message string `json:"message"`
+	// Name is the command name the refusal is about, if known.
+	Name string `json:"name,omitempty"`
+	// Issues lists the refused fields (invalid_input).
+	Issues []execgate.Issue `json:"issues,omitempty"`
+	// Action and Rule are the policy's decision (policy).
+	Action string `json:"action,omitempty"`
+	Rule   string `json:"rule,omitempty"`
+	// Reason is the approval error's reason (approval).
+	Reason string `json:"reason,omitempty"`
+	// Status is the HTTP status the refusal maps to; not sent.
+	Status int `json:"-"`
+}
+
+// refusal classifies an error from the Executor.
+func refusal(err error) *errorInfo {
+	e := &errorInfo{Message: err.Error()}
+	var (
+		nf *execgate.NotFoundError
+		ve *execgate.ValidationError
+		pe *execgate.PolicyError
+		ae *execgate.ApprovalError
+		ue *execgate.AuditError
+	)
+	switch {
+	case errors.As(err, &nf):
+		e.Kind, e.Name, e.Status = kindNotFound, nf.Name, 404
+	case errors.As(err, &ve):
+		e.Kind, e.Name, e.Issues, e.Status = kindInvalidInput, ve.Name, ve.Issues, 422
+	case errors.As(err, &pe):
+		e.Kind, e.Name, e.Action, e.Rule, e.Status = kindPolicy, pe.Name, pe.Action, pe.Rule, 403
+		if pe.Action == execgate.ActionRateLimited {
+			e.Status = 429
+		}
+	case errors.As(err, &ae):
+		e.Kind, e.Reason = kindApproval, ae.Reason
+		switch ae.Reason {
+		case execgate.ReasonUnknown:
+			e.Status = 404
+		case execgate.ReasonExpired:
+			e.Status = 410
+		default:
+			e.Status = 409
+		}
+	case errors.As(err, &ue), errors.Is(err, execgate.ErrStoreFull):
+		e.Kind, e.Status = kindUnavailable, 503
+	default:
+		e.Kind, e.Status = kindInternal, 500
+		e.Message = "execgate: the call failed with an internal error"
+	}
+	return e
+}

@@ -1,0 +1,407 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/config"
+)
+
+// maxBody is the largest request body the HTTP API reads: the gate's own
+// input cap.
+const maxBody = execgate.MaxInputSize
+
+// maxApprovalBody bounds the body of POST /v1/approvals/{id}.
+const maxApprovalBody = 4 << 10
+
+// maxTokenBytes bounds a presented bearer token.
+const maxTokenBytes = 4 << 10
+
+// role is what a bearer token may do.
+type role int
+
+const (
+	roleCaller   role = iota + 1 // lists and calls tools
+	roleApprover                 // lists, approves and rejects pending approvals
+)
+
+// credential is one accepted token: the SHA-256 of the token, whose
+// principal it names and in which role.
+type credential struct {
+	sum       [sha256.Size]byte
+	principal string
+	role      role
+}
+
+// apiOptions configures the HTTP API.
+type apiOptions struct {
+	// Executor runs and proposes the calls; its allowlist is listed.
+	Executor *execgate.Executor
+	// Server holds the tokens of callers and approvers.
+	Server *config.Server
+	// Pending holds the approvals issued and not yet decided. Nil means a
+	// new set.
+	Pending *pendingSet
+	// ApprovalsOnly serves only the approval routes, for a server whose
+	// calls arrive another way (MCP on stdio).
+	ApprovalsOnly bool
+	// Logger receives internal errors. Nil discards them.
+	Logger *slog.Logger
+}
+
+// api is the HTTP API's handler.
+type api struct {
+	x       *execgate.Executor
+	creds   []credential
+	pending *pendingSet
+	log     *slog.Logger
+	mux     *http.ServeMux
+}
+
+// newAPI returns the HTTP API's handler. See the package documentation
+// for its routes.
+func newAPI(opts apiOptions) (*api, error) {
+	if opts.Executor == nil {
+		return nil, errors.New("no Executor")
+	}
+	a := &api{x: opts.Executor, pending: opts.Pending, log: opts.Logger}
+	if a.pending == nil {
+		a.pending = newPendingSet(nil)
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Server != nil {
+		for _, list := range []struct {
+			tokens []config.Token
+			role   role
+		}{{opts.Server.Tokens, roleCaller}, {opts.Server.Approvers, roleApprover}} {
+			for _, t := range list.tokens {
+				b, err := hex.DecodeString(t.SHA256)
+				if err != nil || len(b) != sha256.Size {
+					return nil, fmt.Errorf("server token of %q: sha256 is not 64 hex digits", t.Principal)
+				}
+				c := credential{principal: t.Principal, role: list.role}
+				copy(c.sum[:], b)
+				a.creds = append(a.creds, c)
+			}
+		}
+	}
+	mux := http.NewServeMux()
+	if !opts.ApprovalsOnly {
+		mux.HandleFunc("GET /v1/tools", a.listTools)
+		mux.HandleFunc("POST /v1/tools/{name}", a.callTool)
+		mux.HandleFunc("/v1/tools/{name}", methodNotAllowed("POST"))
+		mux.HandleFunc("/v1/tools", methodNotAllowed("GET"))
+	}
+	mux.HandleFunc("GET /v1/approvals", a.listApprovals)
+	mux.HandleFunc("POST /v1/approvals/{id}", a.decideApproval)
+	mux.HandleFunc("/v1/approvals/{id}", methodNotAllowed("POST"))
+	mux.HandleFunc("/v1/approvals", methodNotAllowed("GET"))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &errorInfo{Kind: kindNotFound, Status: http.StatusNotFound, Message: "no such route; see GET /v1/tools"})
+	})
+	a.mux = mux
+	return a, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	a.mux.ServeHTTP(w, r)
+}
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusMethodNotAllowed, Message: "method not allowed; use " + allow})
+	}
+}
+
+// authenticate returns the principal of the request's bearer token if
+// the token may act in role want (any role when want is 0). It compares the SHA-256 of the token
+// with every configured one, in constant time, and always with all of
+// them. On failure it has written the response.
+func (a *api) authenticate(w http.ResponseWriter, r *http.Request, want role) (string, bool) {
+	token, ok := bearer(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="execgate"`)
+		writeError(w, &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "a bearer token is required (Authorization: Bearer <token>)"})
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(token))
+	var found *credential
+	for i := range a.creds {
+		if subtle.ConstantTimeCompare(sum[:], a.creds[i].sum[:]) == 1 {
+			found = &a.creds[i]
+		}
+	}
+	switch {
+	case found == nil:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="execgate", error="invalid_token"`)
+		writeError(w, &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "the bearer token is not valid"})
+		return "", false
+	case want != 0 && found.role != want:
+		msg := "this token belongs to a caller and cannot decide approvals"
+		if found.role == roleApprover {
+			msg = "this token belongs to an approver and cannot call tools"
+		}
+		writeError(w, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden, Message: msg})
+		return "", false
+	}
+	return found.principal, true
+}
+
+// bearer returns the request's bearer token.
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	if token == "" || len(token) > maxTokenBytes {
+		return "", false
+	}
+	return token, true
+}
+
+// listTools serves GET /v1/tools, to callers and approvers alike.
+func (a *api) listTools(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.authenticate(w, r, 0); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, listTools(a.x.Allowlist()))
+}
+
+// callResponse is the body of a response to a call: 200 with Result, 202
+// with Approval, or an error status with Error.
+type callResponse struct {
+	// Result is the record of the process (200 only).
+	Result *execgate.Result `json:"result,omitempty"`
+	// Status is "pending_approval" (202 only).
+	Status string `json:"status,omitempty"`
+	// Approval is the pending approval (202), or the approval that was
+	// decided (responses to POST /v1/approvals/{id}).
+	Approval *execgate.Approval `json:"approval,omitempty"`
+	// Error is the refusal (4xx and 5xx).
+	Error *errorInfo `json:"error,omitempty"`
+	// TraceID names the call in the audit trail: the Result's ID when a
+	// process ran. It is absent when the gate was not reached.
+	TraceID string `json:"trace_id,omitempty"`
+	// Policy is the policy's decision, when it was asked.
+	Policy *policyInfo `json:"policy,omitempty"`
+	// LatencyMS is how long the server spent on the call, in
+	// milliseconds.
+	LatencyMS int64 `json:"latency_ms"`
+}
+
+// callTool serves POST /v1/tools/{name}: Run, or Propose when the policy
+// holds the call for approval.
+func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	principal, ok := a.authenticate(w, r, roleCaller)
+	if !ok {
+		return
+	}
+	input, ok := readBody(w, r, maxBody)
+	if !ok {
+		return
+	}
+	name := r.PathValue("name")
+	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), principal))
+	res, err := a.x.Run(ctx, name, input)
+	var pe *execgate.PolicyError
+	if errors.As(err, &pe) && pe.Action == execgate.ActionRequireApproval {
+		var ap execgate.Approval
+		ap, err = a.x.Propose(ctx, name, input, fmt.Sprintf("requested by %q via the HTTP API", principal))
+		if err == nil {
+			if a.pending.add(ctx, ap) != nil {
+				a.reject(ctx, ap.ID)
+				a.respond(w, http.StatusServiceUnavailable, callResponse{Error: &errorInfo{
+					Kind: kindUnavailable, Name: name, Status: http.StatusServiceUnavailable,
+					Message: fmt.Sprintf("execgate: %q needs a person's approval, and too many approvals are pending; nothing ran", name),
+				}}, slot, start)
+				return
+			}
+			a.respond(w, http.StatusAccepted, callResponse{Status: "pending_approval", Approval: &ap}, slot, start)
+			return
+		}
+	}
+	if err != nil {
+		a.refuse(w, err, slot, start)
+		return
+	}
+	a.respond(w, http.StatusOK, callResponse{Result: &res}, slot, start)
+}
+
+// listApprovals serves GET /v1/approvals, to approvers.
+func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.authenticate(w, r, roleApprover); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Approvals []execgate.Approval `json:"approvals"`
+	}{a.pending.list()})
+}
+
+// decision is the body of POST /v1/approvals/{id}.
+type decision struct {
+	Action string `json:"action"`
+}
+
+// decideApproval serves POST /v1/approvals/{id}, to approvers: approve
+// executes the pending approval once, reject withdraws it.
+func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	approver, ok := a.authenticate(w, r, roleApprover)
+	if !ok {
+		return
+	}
+	body, ok := readBody(w, r, maxApprovalBody)
+	if !ok {
+		return
+	}
+	var d decision
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil || dec.More() {
+		writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"} or {"action": "reject"}`})
+		return
+	}
+	if d.Action != "approve" && d.Action != "reject" {
+		writeError(w, &errorInfo{Kind: kindInvalidInput, Status: http.StatusUnprocessableEntity, Message: `action must be "approve" or "reject"`,
+			Issues: []execgate.Issue{{Field: "action", Message: `must be "approve" or "reject"`}}})
+		return
+	}
+	id := r.PathValue("id")
+	errSelf := errors.New("self")
+	ap, found, err := a.pending.take(id, func(ap execgate.Approval) error {
+		if ap.Principal == approver {
+			return errSelf
+		}
+		return nil
+	})
+	switch {
+	case !found:
+		writeError(w, &errorInfo{Kind: kindApproval, Reason: execgate.ReasonUnknown, Status: http.StatusNotFound,
+			Message: "no such pending approval: it was never issued here, was already decided, or expired"})
+		return
+	case err != nil:
+		writeError(w, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden,
+			Message: "an approver cannot decide an approval of its own call"})
+		return
+	}
+	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), approver))
+	if d.Action == "reject" {
+		removed, err := a.x.Reject(ctx, ap.ID)
+		if err != nil {
+			a.refuse(w, err, slot, start)
+			return
+		}
+		if !removed {
+			a.refuse(w, &execgate.ApprovalError{ID: ap.ID, Reason: execgate.ReasonUnknown}, slot, start)
+			return
+		}
+		a.respond(w, http.StatusOK, callResponse{Status: "rejected", Approval: &ap}, slot, start)
+		return
+	}
+	res, err := a.x.Execute(ctx, ap)
+	if err != nil {
+		a.refuse(w, err, slot, start)
+		return
+	}
+	a.respond(w, http.StatusOK, callResponse{Result: &res, Approval: &ap}, slot, start)
+}
+
+// reject withdraws an approval that could not be handed to approvers.
+func (a *api) reject(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if _, err := a.x.Reject(ctx, id); err != nil {
+		a.log.Error("execgate: reject failed", "approval", id, "error", err)
+	}
+}
+
+// respond writes body with the trace ID, decision and latency of the
+// call recorded in slot.
+func (a *api) respond(w http.ResponseWriter, status int, body callResponse, slot *eventSlot, start time.Time) {
+	if ev, ok := slot.last(); ok {
+		body.TraceID, body.Policy = ev.TraceID, policyOf(ev)
+	}
+	body.LatencyMS = time.Since(start).Milliseconds()
+	writeJSON(w, status, body)
+}
+
+// refuse writes the refusal err.
+func (a *api) refuse(w http.ResponseWriter, err error, slot *eventSlot, start time.Time) {
+	e := refusal(err)
+	if e.Kind == kindInternal {
+		a.log.Error("execgate: call failed", "error", err)
+	}
+	a.respond(w, e.Status, callResponse{Error: e}, slot, start)
+}
+
+// readBody reads a request body of at most limit bytes, refusing a body
+// that is larger (413) or not JSON by its Content-Type (415). An empty
+// body reads as nil.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusUnsupportedMediaType, Message: "the body must be JSON, sent with Content-Type: application/json (or no Content-Type)"})
+			return nil, false
+		}
+	}
+	tooLarge := &errorInfo{Kind: kindTooLarge, Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body is larger than %d bytes", limit)}
+	if r.ContentLength > limit {
+		writeError(w, tooLarge)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeError(w, tooLarge)
+		return nil, false
+	case err != nil:
+		writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: "the body could not be read"})
+		return nil, false
+	}
+	if len(body) == 0 {
+		return nil, true
+	}
+	return body, true
+}
+
+// writeError writes a refusal made before the gate was reached.
+func writeError(w http.ResponseWriter, e *errorInfo) {
+	writeJSON(w, e.Status, struct {
+		Error *errorInfo `json:"error"`
+	}{e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"kind":"internal","message":"the response could not be encoded"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,452 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/execgatetest"
+)
+
+// apiFixture is the HTTP API of testConfig in this process, with a
+// Recorder in place of processes.
+type apiFixture struct {
+	srv     *httptest.Server
+	rec     *execgatetest.Recorder
+	gate    *gate
+	pending *pendingSet
+}
+
+func newAPIFixture(t *testing.T, text string) *apiFixture {
+	t.Helper()
+	loaded, err := config.LoadBytes("test.yaml", []byte(text))
+	require.NoError(t, err)
+	f := &apiFixture{rec: execgatetest.NewRecorder(), pending: newPendingSet(nil)}
+	f.rec.Otherwise(execgate.Outcome{Stdout: []byte("ran\n")})
+	f.gate, err = newGate(loaded, "", f.rec.Exec)
+	require.NoError(t, err)
+	h, err := newAPI(apiOptions{Executor: f.gate.x, Server: f.gate.server(), Pending: f.pending})
+	require.NoError(t, err)
+	f.srv = httptest.NewServer(h)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// response is any response body of the API.
+type response struct {
+	Result    *execgate.Result    `json:"result"`
+	Status    string              `json:"status"`
+	Approval  *execgate.Approval  `json:"approval"`
+	Approvals []execgate.Approval `json:"approvals"`
+	Tools     []toolInfo          `json:"tools"`
+	Error     *errorInfo          `json:"error"`
+	TraceID   string              `json:"trace_id"`
+	Policy    *policyInfo         `json:"policy"`
+	LatencyMS *int64              `json:"latency_ms"`
+}
+
+// do sends a request with a JSON body (none when body is nil) and the
+// bearer token (none when empty), and decodes the response.
+func (f *apiFixture) do(t *testing.T, method, path, token string, body io.Reader) (*http.Response, response) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, body)
+	require.NoError(t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), "%s", data)
+	var r response
+	require.NoError(t, json.Unmarshal(data, &r), "%s", data)
+	if resp.StatusCode >= 400 {
+		require.NotNil(t, r.Error, "an error status carries an error: %s", data)
+		assert.NotEmpty(t, r.Error.Kind)
+		assert.NotEmpty(t, r.Error.Message)
+	}
+	return resp, r
+}
+
+func (f *apiFixture) call(t *testing.T, name, input string) (*http.Response, response) {
+	t.Helper()
+	return f.do(t, "POST", "/v1/tools/"+name, callerToken, strings.NewReader(input))
+}
+
+func (f *apiFixture) decide(t *testing.T, id, token, action string) (*http.Response, response) {
+	t.Helper()
+	return f.do(t, "POST", "/v1/approvals/"+id, token, strings.NewReader(`{"action":"`+action+`"}`))
+}
+
+func TestHTTP_AuthRequired(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	for _, route := range []struct{ method, path string }{
+		{"GET", "/v1/tools"},
+		{"POST", "/v1/tools/echo.run"},
+		{"POST", "/v1/tools/no.such.tool"},
+		{"GET", "/v1/approvals"},
+		{"POST", "/v1/approvals/01a22b06-dead-7e7e-beb5-2a3ecc4dc043"},
+	} {
+		resp, r := f.do(t, route.method, route.path, "", strings.NewReader(`{}`))
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%v", route)
+		assert.Equal(t, kindUnauthorized, r.Error.Kind)
+		assert.Equal(t, `Bearer realm="execgate"`, resp.Header.Get("WWW-Authenticate"))
+	}
+	assert.Zero(t, f.rec.Count())
+}
+
+func TestHTTP_WrongTokenRefused(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	for _, token := range []string{"wrong", callerToken + "x", strings.ToUpper(callerToken), tokenHash(callerToken)} {
+		resp, r := f.do(t, "POST", "/v1/tools/echo.run", token, strings.NewReader(`{"args":["x"]}`))
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, token)
+		assert.Equal(t, kindUnauthorized, r.Error.Kind)
+		assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`)
+	}
+	// Another scheme carrying the right token is not a bearer token.
+	req, err := http.NewRequest("GET", f.srv.URL+"/v1/tools", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Basic "+callerToken)
+	resp, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Zero(t, f.rec.Count())
+}
+
+func TestHTTP_RolesAreSeparate(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	resp, r := f.do(t, "POST", "/v1/tools/echo.run", approverToken, strings.NewReader(`{"args":["x"]}`))
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Equal(t, kindForbidden, r.Error.Kind)
+	resp, r = f.do(t, "GET", "/v1/approvals", callerToken, nil)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Equal(t, kindForbidden, r.Error.Kind)
+	assert.Zero(t, f.rec.Count())
+}
+
+func TestHTTP_BodyOver1MiBRefused(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	pad := func(n int) string {
+		in := `{"args":["big"]}`
+		return in + strings.Repeat(" ", n-len(in))
+	}
+	// Exactly 1 MiB is accepted.
+	resp, r := f.call(t, "echo.run", pad(maxBody))
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", r.Error)
+
+	// One byte more is refused, with a Content-Length and without one.
+	resp, r = f.call(t, "echo.run", pad(maxBody+1))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	assert.Equal(t, kindTooLarge, r.Error.Kind)
+	resp, r = f.do(t, "POST", "/v1/tools/echo.run", callerToken, io.MultiReader(strings.NewReader(pad(maxBody+1))))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	assert.Equal(t, kindTooLarge, r.Error.Kind)
+	assert.Equal(t, 1, f.rec.Count(), "only the call of exactly 1 MiB ran")
+}
+
+func TestHTTP_NotJSONRefused(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	req, err := http.NewRequest("POST", f.srv.URL+"/v1/tools/echo.run", strings.NewReader(`args=x`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+callerToken)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode)
+	assert.Zero(t, f.rec.Count())
+}
+
+func TestHTTP_UnknownTool404(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	resp, r := f.call(t, "rm.run", `{}`)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, kindNotFound, r.Error.Kind)
+	assert.Equal(t, "rm.run", r.Error.Name)
+	assert.NotEmpty(t, r.TraceID, "the refusal is in the audit trail")
+	assert.Nil(t, r.Policy, "the policy was not asked")
+	assert.Zero(t, f.rec.Count())
+
+	resp, r = f.do(t, "GET", "/v2/anything", callerToken, nil)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, kindNotFound, r.Error.Kind)
+}
+
+func TestHTTP_BadInput422(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	for _, in := range []string{`{"args":["a;b"]}`, `{"argz":[]}`, `{"args":1}`, `{not json`, `{"args":[]} trailing`} {
+		resp, r := f.call(t, "echo.run", in)
+		assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, in)
+		assert.Equal(t, kindInvalidInput, r.Error.Kind, in)
+		assert.NotEmpty(t, r.Error.Issues, in)
+	}
+	assert.Zero(t, f.rec.Count())
+}
+
+func TestHTTP_PolicyDeny403(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	resp, r := f.call(t, "forbidden.run", ``)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Equal(t, kindPolicy, r.Error.Kind)
+	assert.Equal(t, execgate.ActionDeny, r.Error.Action)
+	assert.Equal(t, "everyone/never", r.Error.Rule)
+	require.NotNil(t, r.Policy)
+	assert.Equal(t, policyInfo{Decision: execgate.ActionDeny, Rule: "everyone/never"}, *r.Policy)
+	assert.Zero(t, f.rec.Count())
+}
+
+func TestHTTP_RateLimited429(t *testing.T) {
+	f := newAPIFixture(t, strings.Replace(testConfig, `      - {name: deploys, tools: ["deploy.*"], action: require_approval}`,
+		"      - {name: deploys, tools: [\"deploy.*\"], action: require_approval}\n    rate_limit: {per_minute: 1}", 1))
+	resp, _ := f.call(t, "echo.run", `{"args":["1"]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, r := f.call(t, "echo.run", `{"args":["2"]}`)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, execgate.ActionRateLimited, r.Error.Action)
+	assert.Equal(t, 1, f.rec.Count())
+}
+
+func TestHTTP_AllowedCall(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	resp, r := f.call(t, "echo.run", `{"args":["hello","world"]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotNil(t, r.Result)
+	assert.Equal(t, "echo.run", r.Result.Name)
+	assert.Equal(t, []string{"hello", "world"}, r.Result.Args)
+	assert.Equal(t, "ran\n", r.Result.Stdout)
+	assert.True(t, r.Result.OK)
+	assert.Equal(t, r.Result.ID, r.TraceID)
+	assert.Equal(t, &policyInfo{Decision: execgate.ActionAllow, Rule: "everyone/echo"}, r.Policy)
+	require.NotNil(t, r.LatencyMS)
+	assert.GreaterOrEqual(t, *r.LatencyMS, int64(0))
+	calls := f.rec.Calls()
+	require.Len(t, calls, 1)
+	assert.Equal(t, "/bin/echo", calls[0].Path)
+	assert.Equal(t, []string{"hello", "world"}, calls[0].Args)
+	assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+}
+
+// TestHTTP_FailedCommandIs200 pins that a command that ran is a 200 with
+// its Result, whatever its exit status.
+func TestHTTP_FailedCommandIs200(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	f.rec.On("echo.run", execgate.Outcome{ExitCode: 3, Stderr: []byte("boom")})
+	resp, r := f.call(t, "echo.run", `{"args":["x"]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 3, r.Result.ExitCode)
+	assert.False(t, r.Result.OK)
+}
+
+func TestHTTP_ListTools(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	specs := map[string]execgate.CommandSpec{}
+	for _, s := range f.gate.x.Allowlist().Specs() {
+		specs[s.Name] = s
+	}
+	for _, token := range []string{callerToken, approverToken} {
+		resp, r := f.do(t, "GET", "/v1/tools", token, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Len(t, r.Tools, 3)
+		for _, tool := range r.Tools {
+			spec, ok := specs[tool.Name]
+			require.True(t, ok, tool.Name)
+			assert.JSONEq(t, string(spec.Args.JSONSchema()), string(tool.InputSchema), tool.Name)
+		}
+		assert.Equal(t, "deploy", r.Tools[0].Name)
+		assert.True(t, r.Tools[0].Dispatch)
+	}
+}
+
+func TestHTTP_MethodNotAllowed(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	resp, r := f.do(t, "GET", "/v1/tools/echo.run", callerToken, nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "POST", resp.Header.Get("Allow"))
+	assert.Equal(t, kindBadRequest, r.Error.Kind)
+	resp, _ = f.do(t, "DELETE", "/v1/approvals", approverToken, nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "GET", resp.Header.Get("Allow"))
+}
+
+// propose makes deploy.prod pending and returns its approval.
+func (f *apiFixture) propose(t *testing.T) execgate.Approval {
+	t.Helper()
+	resp, r := f.call(t, "deploy.prod", ``)
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%+v", r.Error)
+	assert.Equal(t, "pending_approval", r.Status)
+	require.NotNil(t, r.Approval)
+	assert.Equal(t, "ci-bot", r.Approval.Principal)
+	assert.Equal(t, "deploy.prod", r.Approval.Name)
+	assert.Equal(t, []string{"prod"}, r.Approval.Args)
+	assert.NotEmpty(t, r.TraceID)
+	assert.Equal(t, &policyInfo{Decision: execgate.ActionRequireApproval, Rule: "everyone/deploys"}, r.Policy)
+	return *r.Approval
+}
+
+func (f *apiFixture) listed(t *testing.T) []string {
+	t.Helper()
+	resp, r := f.do(t, "GET", "/v1/approvals", approverToken, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	ids := []string{}
+	for _, ap := range r.Approvals {
+		ids = append(ids, ap.ID)
+	}
+	return ids
+}
+
+func TestHTTP_ApprovalFlow(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	ap := f.propose(t)
+	assert.Zero(t, f.rec.Count(), "nothing runs before an approval")
+	assert.Equal(t, []string{ap.ID}, f.listed(t))
+
+	// The caller's own token cannot approve.
+	resp, r := f.decide(t, ap.ID, callerToken, "approve")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Equal(t, kindForbidden, r.Error.Kind)
+	assert.Zero(t, f.rec.Count())
+	assert.Equal(t, []string{ap.ID}, f.listed(t), "still pending")
+
+	// The approver approves: it runs, once.
+	resp, r = f.decide(t, ap.ID, approverToken, "approve")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", r.Error)
+	require.NotNil(t, r.Result)
+	assert.Equal(t, ap.ID, r.Result.ApprovalID)
+	assert.Equal(t, []string{"prod"}, r.Result.Args)
+	assert.Equal(t, ap.ID, r.Approval.ID)
+	assert.Equal(t, r.Result.ID, r.TraceID)
+	require.NotNil(t, r.Policy)
+	require.Equal(t, 1, f.rec.Count())
+	assert.Equal(t, []string{"prod"}, f.rec.Calls()[0].Args)
+
+	// A second approve finds nothing.
+	resp, r = f.decide(t, ap.ID, approverToken, "approve")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, kindApproval, r.Error.Kind)
+	assert.Equal(t, execgate.ReasonUnknown, r.Error.Reason)
+	assert.Equal(t, 1, f.rec.Count())
+	assert.Empty(t, f.listed(t))
+}
+
+func TestHTTP_ApproveConcurrentlyRunsOnce(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	ap := f.propose(t)
+	const n = 16
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _ := f.decide(t, ap.ID, approverToken, "approve")
+			codes <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	assert.Equal(t, map[int]int{http.StatusOK: 1, http.StatusNotFound: n - 1}, count)
+	assert.Equal(t, 1, f.rec.Count())
+}
+
+func TestHTTP_Reject(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	ap := f.propose(t)
+	resp, r := f.decide(t, ap.ID, approverToken, "reject")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", r.Error)
+	assert.Equal(t, "rejected", r.Status)
+	assert.Equal(t, ap.ID, r.Approval.ID)
+	assert.Nil(t, r.Result)
+	resp, _ = f.decide(t, ap.ID, approverToken, "approve")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Zero(t, f.rec.Count())
+	// The Executor no longer holds it either.
+	_, err := f.gate.x.Execute(execgate.WithPrincipal(context.Background(), "alice"), ap)
+	var ae *execgate.ApprovalError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, execgate.ReasonUnknown, ae.Reason)
+}
+
+// TestHTTP_NoSelfApproval: a principal that is an approver cannot decide
+// an approval of its own call (one proposed over stdio as that principal,
+// say), and the approval stays pending for someone else.
+func TestHTTP_NoSelfApproval(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	ctx := execgate.WithPrincipal(context.Background(), "alice")
+	ap, err := f.gate.x.Propose(ctx, "deploy.prod", nil, "self")
+	require.NoError(t, err)
+	require.NoError(t, f.pending.add(ctx, ap))
+	for _, action := range []string{"approve", "reject"} {
+		resp, r := f.decide(t, ap.ID, approverToken, action)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, action)
+		assert.Equal(t, kindForbidden, r.Error.Kind)
+		assert.Contains(t, r.Error.Message, "its own call")
+	}
+	assert.Equal(t, []string{ap.ID}, f.listed(t))
+	assert.Zero(t, f.rec.Count())
+}
+
+func TestHTTP_BadDecisionBody(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	ap := f.propose(t)
+	for body, status := range map[string]int{
+		`{"action":"maybe"}`:            http.StatusUnprocessableEntity,
+		`{"action":"APPROVE"}`:          http.StatusUnprocessableEntity,
+		`{}`:                            http.StatusUnprocessableEntity,
+		`{"action":"approve","also":1}`: http.StatusBadRequest,
+		`{"action":"approve"} {}`:       http.StatusBadRequest,
+		`approve`:                       http.StatusBadRequest,
+		``:                              http.StatusBadRequest,
+	} {
+		resp, _ := f.do(t, "POST", "/v1/approvals/"+ap.ID, approverToken, bytes.NewReader([]byte(body)))
+		assert.Equal(t, status, resp.StatusCode, body)
+	}
+	assert.Equal(t, []string{ap.ID}, f.listed(t), "nothing was decided")
+	assert.Zero(t, f.rec.Count())
+}
+
+// TestHTTP_ApprovalsOnly: the approval routes served beside MCP on stdio
+// do not serve tools.
+func TestHTTP_ApprovalsOnly(t *testing.T) {
+	loaded, err := config.LoadBytes("test.yaml", []byte(testConfig))
+	require.NoError(t, err)
+	g, err := newGate(loaded, "", execgatetest.NewRecorder().Exec)
+	require.NoError(t, err)
+	h, err := newAPI(apiOptions{Executor: g.x, Server: g.server(), ApprovalsOnly: true})
+	require.NoError(t, err)
+	for _, req := range []*http.Request{
+		httptest.NewRequest("GET", "/v1/tools", nil),
+		httptest.NewRequest("POST", "/v1/tools/echo.run", strings.NewReader(`{}`)),
+	} {
+		req.Header.Set("Authorization", "Bearer "+callerToken)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		assert.Equal(t, http.StatusNotFound, w.Code, req.URL.Path)
+	}
+	req := httptest.NewRequest("GET", "/v1/approvals", nil)
+	req.Header.Set("Authorization", "Bearer "+approverToken)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.JSONEq(t, `{"approvals":[]}`, w.Body.String())
+}

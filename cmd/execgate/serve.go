@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/execgate/execgate/mcpserver"
+)
+
+// shutdownGrace is how long a stopping HTTP server lets running calls
+// finish before it closes their connections, which cancels them (their
+// process groups are killed).
+const shutdownGrace = 10 * time.Second
+
+var serveCmd = &command{
+	name:    "serve",
+	summary: "serve the allowlist over MCP on stdio, or as an HTTP API",
+	usage: `Usage:
+
+	execgate serve --config FILE [--principal P] [--approvals MODE] [--approver-http ADDR] [--audit FILE]
+	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
+
+Without --http, serve speaks the Model Context Protocol on stdin and
+stdout: every command name of the configuration is a tool, and every call
+runs as one principal, --principal or else the configuration's
+server.principal. A call the policy holds for approval is, by --approvals:
+elicit (the default) asked of the client's user when the client supports
+elicitation, else left pending; pending, always left pending for an
+out-of-band approver; refuse, refused. Pending approvals can be decided
+only through --approver-http ADDR, which serves the approval routes of the
+HTTP API (GET /v1/approvals, POST /v1/approvals/{id}) to the
+configuration's server.approvers; without it a pending approval expires
+unused. Nothing but MCP is written on stdout; logs go to stderr.
+
+With --http ADDR, serve is the HTTP API instead, for the callers and
+approvers listed with their token hashes in the configuration's server
+section (see "go doc github.com/execgate/execgate/cmd/execgate" for the
+routes and responses). ADDR is HOST:PORT; an empty host (":8080") means
+127.0.0.1, and port 0 picks a free port. The address served is printed on
+stderr. A host that is not loopback is refused unless --tls-cert and
+--tls-key are given, or --insecure says plain HTTP is meant.
+
+serve stops on SIGINT or SIGTERM, letting running calls finish for up to
+10 seconds, or, over stdio, when the client closes stdin.
+
+Exit codes: 0 stopped cleanly; 1 the server failed while running (for
+example, the address is in use); 2 usage error or a configuration that
+does not load or has no tokens for --http.
+`,
+	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		var o serveOptions
+		fs.StringVar(&o.config, "config", "", "the configuration `FILE` (required)")
+		fs.StringVar(&o.principal, "principal", "", "over stdio, the principal `P` of every call (default: the config's server.principal)")
+		fs.StringVar(&o.approvals, "approvals", "elicit", "over stdio, what to do with calls that need approval: elicit, pending or refuse")
+		fs.StringVar(&o.approverHTTP, "approver-http", "", "over stdio, also serve the approval routes at `ADDR` (HOST:PORT)")
+		fs.StringVar(&o.http, "http", "", "serve the HTTP API at `ADDR` (HOST:PORT) instead of MCP on stdio")
+		fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with the certificate in `FILE` (PEM); needs --tls-key")
+		fs.StringVar(&o.tlsKey, "tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
+		fs.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on an address that is not loopback")
+		fs.StringVar(&o.audit, "audit", "", "append every call to the hash-chained audit `FILE`")
+		return func(c *cli, ctx context.Context, args []string) int {
+			if len(args) > 0 {
+				return c.usageError("unexpected arguments %q", args)
+			}
+			return c.serve(ctx, &o)
+		}
+	},
+}
+
+// serveOptions are the flags of execgate serve.
+type serveOptions struct {
+	config, principal, approvals, approverHTTP string
+	http, tlsCert, tlsKey, audit               string
+	insecure                                   bool
+}
+
+// approvalModes are the values of --approvals.
+var approvalModes = map[string]mcpserver.ApprovalMode{
+	"elicit":  mcpserver.ApprovalsElicit,
+	"pending": mcpserver.ApprovalsPending,
+	"refuse":  mcpserver.ApprovalsRefuse,
+}
+
+func (c *cli) serve(ctx context.Context, o *serveOptions) int {
+	if o.config == "" {
+		return c.usageError("--config is required")
+	}
+	mode, ok := approvalModes[o.approvals]
+	if !ok {
+		return c.usageError("--approvals must be elicit, pending or refuse, not %q", o.approvals)
+	}
+	if o.http != "" && (o.principal != "" || o.approvals != "elicit" || o.approverHTTP != "") {
+		return c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --http, each token names its principal and approvals are always pending")
+	}
+	addr := o.http
+	if addr == "" {
+		addr = o.approverHTTP
+	}
+	if (o.tlsCert != "" || o.tlsKey != "" || o.insecure) && addr == "" {
+		return c.usageError("--tls-cert, --tls-key and --insecure need --http or --approver-http")
+	}
+	var lc *listenConfig
+	if addr != "" {
+		var err error
+		if lc, err = checkListen(addr, o.tlsCert, o.tlsKey, o.insecure); err != nil {
+			return c.usageError("%v", err)
+		}
+	}
+
+	g, err := openGate(o.config, o.audit)
+	if err != nil {
+		return c.loadError(err)
+	}
+	defer g.Close()
+	srv := g.server()
+	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
+
+	if o.http != "" {
+		if len(srv.Tokens) == 0 {
+			return c.fail(exitUsage, fmt.Errorf("%s: the server section lists no tokens, so no one could call the HTTP API; add server.tokens (execgate token makes one)", o.config))
+		}
+		if len(srv.Approvers) == 0 {
+			logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
+		}
+		h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger})
+		if err != nil {
+			return c.fail(exitUsage, err)
+		}
+		if err := c.serveHTTP(ctx, lc, h, "the HTTP API", logger); err != nil {
+			return c.fail(exitFailed, err)
+		}
+		return exitOK
+	}
+
+	principal := o.principal
+	if principal == "" {
+		principal = srv.Principal
+	}
+	opts := mcpserver.Options{
+		Principal: principal,
+		Allowlist: g.loaded.Allowlist,
+		Approvals: mode,
+		Logger:    slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	var approver *api
+	if o.approverHTTP != "" {
+		if len(srv.Approvers) == 0 {
+			return c.fail(exitUsage, fmt.Errorf("%s: --approver-http needs approvers in the server section (execgate token makes a token)", o.config))
+		}
+		pending := newPendingSet(nil)
+		opts.OnPending = pending.add
+		if approver, err = newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger}); err != nil {
+			return c.fail(exitUsage, err)
+		}
+	}
+	ms, err := mcpserver.New(g.x, opts)
+	if err != nil {
+		return c.fail(exitUsage, err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	httpDone := make(chan error, 1)
+	if approver != nil {
+		// Listen before serving MCP, so that a bad address fails the start.
+		ln, err := lc.listen()
+		if err != nil {
+			return c.fail(exitFailed, err)
+		}
+		go func() { httpDone <- c.serveOn(ctx, ln, lc, approver, "the approval routes", logger) }()
+	} else {
+		httpDone <- nil
+	}
+	fmt.Fprintf(c.stderr, "execgate: serving %d tools over MCP on stdio as principal %q\n", len(g.loaded.Allowlist.Specs()), principal)
+	err = ms.Run(ctx, &mcp.IOTransport{Reader: readCloser(c.stdin), Writer: nopWriteCloser{c.stdout}})
+	cancel()
+	herr := <-httpDone
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF):
+		return c.fail(exitFailed, err)
+	case herr != nil:
+		return c.fail(exitFailed, herr)
+	}
+	return exitOK
+}
+
+// listenConfig is a checked address to serve HTTP on.
+type listenConfig struct {
+	addr string      // HOST:PORT, with an empty host made 127.0.0.1
+	tls  *tls.Config // nil for plain HTTP
+}
+
+// checkListen checks a HOST:PORT to serve HTTP on: an empty host means
+// 127.0.0.1; a host that is not loopback (an IP address that is not a
+// loopback address, or a name other than localhost) needs certFile and
+// keyFile, or insecure. The certificate and key are loaded now, so that a
+// bad file fails the start.
+func checkListen(addr, certFile, keyFile string, insecure bool) (*listenConfig, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("address %q: want HOST:PORT, such as 127.0.0.1:8080 or :8080", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return nil, fmt.Errorf("address %q: the port must be a number from 0 to 65535", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	lc := &listenConfig{addr: net.JoinHostPort(host, port)}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading the TLS certificate: %w", err)
+		}
+		lc.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if !isLoopback(host) && lc.tls == nil && !insecure {
+		return nil, fmt.Errorf("%s is not a loopback address: bearer tokens would cross the network in plain text; give --tls-cert and --tls-key, or --insecure if something else encrypts the traffic", host)
+	}
+	return lc, nil
+}
+
+// isLoopback reports whether host certainly names this machine only.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// listen opens the listener, with TLS if configured.
+func (lc *listenConfig) listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", lc.addr)
+	if err != nil {
+		return nil, err
+	}
+	if lc.tls != nil {
+		ln = tls.NewListener(ln, lc.tls)
+	}
+	return ln, nil
+}
+
+// serveHTTP serves h at lc until ctx is done.
+func (c *cli) serveHTTP(ctx context.Context, lc *listenConfig, h http.Handler, what string, logger *slog.Logger) error {
+	ln, err := lc.listen()
+	if err != nil {
+		return err
+	}
+	return c.serveOn(ctx, ln, lc, h, what, logger)
+}
+
+// serveOn serves h on ln until ctx is done, then shuts down gracefully:
+// running calls get shutdownGrace to finish, after which their
+// connections are closed and their contexts canceled.
+func (c *cli) serveOn(ctx context.Context, ln net.Listener, lc *listenConfig, h http.Handler, what string, logger *slog.Logger) error {
+	scheme := "http"
+	if lc.tls != nil {
+		scheme = "https"
+	}
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(c.stderr, "execgate: serving %s on %s://%s\n", what, scheme, ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		err = hs.Close()
+	}
+	if serr := <-done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	fmt.Fprintf(c.stderr, "execgate: %s stopped\n", what)
+	return err
+}
+
+// readCloser returns r as an io.ReadCloser, closing r if it can be.
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+// nopWriteCloser is a Writer whose Close does nothing: stdout stays open
+// for the process's last words.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,191 @@
+package config
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file decodes and checks the server section: the settings of the
+// execgate binary's serve command (its stdio principal, and the bearer
+// tokens of its HTTP API). The library itself never reads them.
+
+// maxPrincipalBytes is the longest principal the server section accepts,
+// the same bound the Executor puts on a call's principal.
+const maxPrincipalBytes = 256
+
+// maxTokens bounds each of the tokens and approvers lists.
+const maxTokens = 1000
+
+// Server is the server section of a configuration: who the execgate
+// binary's serve command says its callers are. Tokens are identified by
+// their SHA-256 only; the file never holds a token itself.
+type Server struct {
+	// Principal is the principal of every call that arrives over MCP on
+	// stdio, which carries no caller identity, and of execgate run. ""
+	// when the section does not set it.
+	Principal string
+
+	// Tokens are the bearer tokens of the HTTP API's callers (agents):
+	// each may list tools and call them as its principal. They cannot
+	// approve.
+	Tokens []Token
+
+	// Approvers are the bearer tokens of the people or systems that list,
+	// approve and reject pending approvals over the HTTP API. They cannot
+	// call tools. No token and no principal is both a caller and an
+	// approver.
+	Approvers []Token
+
+	// Line is the line of the server key in the file.
+	Line int
+}
+
+// Token is one bearer token of the server section.
+type Token struct {
+	// Principal is who a request bearing the token is.
+	Principal string
+	// SHA256 is the lowercase hex SHA-256 of the token, 64 digits.
+	// Compare the SHA-256 of a presented token with it in constant time.
+	SHA256 string
+	// Line is the line of the entry in the file.
+	Line int
+}
+
+// serverDoc is the raw server section.
+type serverDoc struct {
+	node      *yaml.Node
+	path      string
+	ok        bool
+	principal val[string]
+	tokens    []*tokenDoc
+	approvers []*tokenDoc
+	tokensKey *yaml.Node
+	apprKey   *yaml.Node
+}
+
+// tokenDoc is one entry of the tokens or approvers list.
+type tokenDoc struct {
+	node            *yaml.Node
+	path            string
+	ok              bool
+	keys            map[string]bool
+	principal, hash val[string]
+}
+
+// server decodes the server mapping.
+func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
+	s := &serverDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
+	list := func(dst *[]*tokenDoc, key **yaml.Node) handler {
+		return func(k, v *yaml.Node, p string) {
+			*key = k
+			d.list(v, p, func(_ int, e *yaml.Node, ep string) {
+				*dst = append(*dst, d.token(e, ep))
+			})
+		}
+	}
+	d.mapping(n, path, fields{handlers: map[string]handler{
+		"principal": d.str(&s.principal),
+		"tokens":    list(&s.tokens, &s.tokensKey),
+		"approvers": list(&s.approvers, &s.apprKey),
+	}})
+	return s
+}
+
+// token decodes one entry of the tokens or approvers list.
+func (d *decoder) token(n *yaml.Node, path string) *tokenDoc {
+	t := &tokenDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
+	t.keys = d.mapping(n, path, fields{handlers: map[string]handler{
+		"principal": d.str(&t.principal),
+		"sha256":    d.str(&t.hash),
+	}})
+	return t
+}
+
+// serverSection checks the server section and returns it, or nil when
+// the file has none.
+func (b *builder) serverSection(doc *serverDoc, key *yaml.Node) *Server {
+	if doc == nil || !doc.ok {
+		return nil // absent, or not a mapping (already reported)
+	}
+	srv := &Server{Line: key.Line}
+	if doc.principal.set {
+		if msg := principalProblem(doc.principal.v); msg != "" {
+			b.add(doc.principal.node, doc.principal.path, "%s", msg)
+		} else {
+			srv.Principal = doc.principal.v
+		}
+	}
+	hashes := make(map[string]*tokenDoc)
+	roles := make(map[string]string) // principal -> "tokens" or "approvers"
+	check := func(list []*tokenDoc, listKey *yaml.Node, role string) []Token {
+		if len(list) > maxTokens {
+			b.add(listKey, keyPath(doc.path, role), "lists %d tokens; at most %d are allowed", len(list), maxTokens)
+			return nil
+		}
+		var out []Token
+		for _, t := range list {
+			if !t.ok {
+				continue // already reported
+			}
+			good := true
+			b.required(t.node, t.path, t.keys, "principal", "who a request bearing this token is, such as ci-bot")
+			if t.principal.set {
+				if msg := principalProblem(t.principal.v); msg != "" {
+					b.add(t.principal.node, t.principal.path, "%s", msg)
+					good = false
+				} else if other, seen := roles[t.principal.v]; seen && other != role {
+					b.add(t.principal.node, t.principal.path, "%s is listed under both tokens and approvers; give the caller and the approver different principals, so that no one approves their own calls", quote(t.principal.v))
+					good = false
+				} else {
+					roles[t.principal.v] = role
+				}
+			} else {
+				good = false
+			}
+			b.required(t.node, t.path, t.keys, "sha256", "the hex SHA-256 of the token, 64 digits (execgate token prints a new token and its hash); never the token itself")
+			sum := strings.ToLower(t.hash.v)
+			if t.hash.set {
+				// The value may be a token pasted by mistake: never repeat it.
+				if !sha256Re.MatchString(t.hash.v) {
+					b.add(t.hash.node, t.hash.path, "must be the token's SHA-256 as 64 hex digits, never the token itself (execgate token prints a new token and its hash)")
+					good = false
+				} else if first, dup := hashes[sum]; dup {
+					b.add(t.hash.node, t.hash.path, "the same token is already listed at line %d; every token names one principal, in one role", first.node.Line)
+					good = false
+				} else {
+					hashes[sum] = t
+				}
+			} else {
+				good = false
+			}
+			if good {
+				out = append(out, Token{Principal: t.principal.v, SHA256: sum, Line: t.node.Line})
+			}
+		}
+		return out
+	}
+	srv.Tokens = check(doc.tokens, doc.tokensKey, "tokens")
+	srv.Approvers = check(doc.approvers, doc.apprKey, "approvers")
+	return srv
+}
+
+// principalProblem says what is wrong with a principal, or "".
+func principalProblem(p string) string {
+	switch {
+	case p == "":
+		return "must not be empty"
+	case len(p) > maxPrincipalBytes:
+		return "a principal is at most 256 bytes"
+	case !utf8.ValidString(p):
+		return "must be valid UTF-8"
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) {
+			return "a principal holds no white space, control or format characters"
+		}
+	}
+	return ""
+}
