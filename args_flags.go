@@ -243,7 +243,8 @@ const maxArgInMessage = 64
 // Positionals.Pattern; "--" from the caller; control characters (C0, DEL,
 // C1), the bidirectional formatting characters U+061C, U+200E, U+200F,
 // U+202A–U+202E and U+2066–U+2069, and the line and paragraph separators
-// U+2028 and U+2029, anywhere in a token, value or key; shell
+// U+2028 and U+2029, and the invisible U+00AD, U+200B–U+200D,
+// U+2060–U+2064 and U+FEFF, anywhere in a token, value or key; shell
 // metacharacters (; & | $ ` < > ( ) { } and newline) in string values and
 // in positionals unless a Pattern matched them; stdin when spec.Stdin is
 // nil or over its cap; more than MaxApprovalArgs tokens in "args", a token
@@ -498,6 +499,9 @@ func checkArgText(s string) string {
 			return fmt.Sprintf("%s: contains the control character U+%04X", quoteArg(s), r)
 		case r == 0x061c || r == 0x200e || r == 0x200f || 0x2028 <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069:
 			return fmt.Sprintf("%s: contains the formatting character U+%04X", quoteArg(s), r)
+		case r == 0x00ad || 0x200b <= r && r <= 0x200d || 0x2060 <= r && r <= 0x2064 || r == 0xfeff:
+			// Invisible: an approver reading the argv would not see it.
+			return fmt.Sprintf("%s: contains the invisible character U+%04X", quoteArg(s), r)
 		}
 	}
 	return ""
