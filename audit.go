@@ -84,6 +84,9 @@ type Event struct {
 	Duration      time.Duration `json:"duration,omitempty"`
 	StdoutDropped int64         `json:"stdoutDropped,omitempty"`
 	StderrDropped int64         `json:"stderrDropped,omitempty"`
+	// Unconfined is the Result's: the parts of a best-effort Confinement
+	// that were not applied.
+	Unconfined []string `json:"unconfined,omitempty"`
 	// Error is the kind of refusal (ErrorKindNotFound, ...), or "".
 	Error string `json:"error,omitempty"`
 	// Reason details the refusal: the ApprovalError reason or the
@@ -202,6 +205,7 @@ func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error
 		ev.Duration = res.Duration
 		ev.StdoutDropped = res.StdoutDropped
 		ev.StderrDropped = res.StderrDropped
+		ev.Unconfined = slices.Clone(res.Unconfined)
 	} else {
 		ev.TraceID = newID()
 	}

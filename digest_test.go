@@ -49,6 +49,20 @@ type goldenDigests struct {
 	Salted      string `json:"salted"`
 	Proposal    string `json:"proposal"`
 	Approval    string `json:"approval"`
+	// Confined is the fingerprint of goldenEntry with goldenConfinement.
+	Confined string `json:"confined"`
+}
+
+// goldenConfinement is a fixed, normalised Confinement whose fingerprint
+// is pinned in testdata/digest/golden.json.
+func goldenConfinement() *Confinement {
+	return &Confinement{
+		Read:  []string{"/etc/ssl", "/usr"},
+		Write: []string{"/srv/scratch"},
+		Exec:  []string{"/usr/bin"},
+		Limits: Limits{CPU: 10 * time.Second, AddressSpace: 512 << 20, Files: 256,
+			FileSize: 64 << 20, Processes: 64},
+	}
 }
 
 // goldenSalt is 0x00, 0x01, ..., 0x1f.
@@ -66,11 +80,14 @@ func computeGolden() goldenDigests {
 	salted := saltedFingerprint(goldenSalt(), fp)
 	ap := goldenApproval()
 	stdin := []byte("stdin bytes\n")
+	confined := goldenEntry()
+	confined.spec.Confine = goldenConfinement()
 	return goldenDigests{
 		Fingerprint: fp,
 		Salted:      salted,
 		Proposal:    proposalDigest(goldenSalt(), fp, Argv{Args: ap.Args, Stdin: stdin}),
 		Approval:    approvalDigest(&ap, salted, stdinSHA256(stdin)),
+		Confined:    specFingerprint(confined),
 	}
 }
 
@@ -130,6 +147,22 @@ func TestInvariant9_DigestEncodingMatchesItsDocumentation(t *testing.T) {
 	fp.num("max_output", 65536)
 	fp.field("policy_version", "3")
 	require.Equal(t, fp.sum(), specFingerprint(e))
+
+	// With a Confinement, its fields follow; without one, nothing does.
+	cf := spell{b: append([]byte(nil), fp.b...)}
+	cf.list("confine.read", []string{"/etc/ssl", "/usr"})
+	cf.list("confine.write", []string{"/srv/scratch"})
+	cf.list("confine.exec", []string{"/usr/bin"})
+	cf.num("confine.network", 0)
+	cf.num("confine.cpu", int64(10*time.Second))
+	cf.num("confine.address_space", 512<<20)
+	cf.num("confine.files", 256)
+	cf.num("confine.file_size", 64<<20)
+	cf.num("confine.processes", 64)
+	cf.num("confine.best_effort", 0)
+	confined := goldenEntry()
+	confined.spec.Confine = goldenConfinement()
+	require.Equal(t, cf.sum(), specFingerprint(confined))
 
 	var sf spell
 	sf.str("execgate.salted-spec.v1")

@@ -150,13 +150,70 @@
 //
 // The digest binds the envelope to the call: a SHA-256 over the approval's
 // fields and everything that decides what runs (path, pin, argv, stdin,
-// environment, directory, limits, PolicyVersion). It is not a signature.
+// environment, directory, limits, Confine, PolicyVersion). It is not a signature.
 // Anyone can compute it, and it proves nothing about who approved. What
 // authorizes a call is the record that Propose saved and Execute consumes;
 // deciding who may call Execute, and who may write to a shared store, is up
 // to the program that embeds the gate. Proposer.Check validates a call
 // without a store or any means to run it; the Proposal it returns cannot be
 // executed.
+//
+// # Confinement
+//
+// Validation decides what starts; it cannot stop an allowed command from
+// reading ~/.ssh, opening a socket or eating all memory. A spec's Confine
+// says what the command may touch once it runs, and on Linux the kernel
+// enforces it on the command and everything it starts, with no root and no
+// container runtime:
+//
+//	Confine: &execgate.Confinement{
+//		Read:   []string{"/usr", "/etc/ssl"},
+//		Write:  []string{"/srv/scratch"},
+//		Limits: execgate.Limits{CPU: 10 * time.Second, AddressSpace: 4 << 30},
+//	},
+//
+// Files: Landlock refuses every path that Read, Write and Exec do not
+// grant, apart from what the command needs to start (its executable, its
+// dynamic loader and the system's libraries, its Dir; see
+// Confinement.Read). Network: unless Network is true, the command runs in
+// a new network namespace with nothing but its own loopback interface.
+// Resources: Limits become setrlimit(2) limits. no_new_privs is always set,
+// so no set-user-ID program or file capability can raise the command's
+// privileges. The Landlock domain also keeps the command from signalling
+// processes outside it (Landlock ABI 6 or later).
+//
+// Go cannot run code in a child between fork and exec, so DefaultExecFn
+// starts a helper: the calling program's own binary (/proc/self/exe)
+// again, which the init function of this package recognises by an argv
+// that carries a marker and a random token for that one start, and by a
+// request it reads from an inherited pipe with the same token. The helper
+// confines itself and then executes the command in its place, so the PID,
+// process group, exit status and output are the command's own. No
+// environment variable can turn a program into a helper, a program started
+// set-user-ID or with file capabilities refuses to be one, and a program
+// that never uses Confine pays one string comparison at start-up. The
+// init functions of packages initialised before this one also run in the
+// helper: keep them free of side effects. /proc must be mounted. A
+// confined call costs one more start of the calling program, a few
+// milliseconds, and a few more without network (BENCHMARKS.md has
+// figures).
+//
+// What the kernel must offer: Landlock ABI 3 or later (Linux 6.2, with
+// Landlock enabled among the boot-time LSMs) for the filesystem rules, and,
+// when Network is false, unprivileged user namespaces (user.max_user_namespaces
+// above 0; some distributions also gate them behind
+// kernel.unprivileged_userns_clone or an AppArmor policy). By default
+// every part is required, and a kernel that lacks one makes the call a
+// spawn_error that says what is missing. With BestEffort, the command runs
+// with what could be applied and Result.Unconfined names the rest. On Landlock
+// ABIs below 9, Unix sockets reachable by path are not restricted; below 5,
+// device ioctls are not. Other operating systems cannot confine: there a
+// required Confinement is a spawn_error and a best-effort one runs the
+// command unconfined, saying so in Result.Unconfined.
+//
+// The Confinement is part of the spec fingerprint, and so of every approval
+// digest: changing it between Propose and Execute refuses the call with
+// policy_changed.
 //
 // # Testing
 //

@@ -35,6 +35,12 @@ type Invocation struct {
 	// MaxOutput is how many bytes of each stream to keep. It is always
 	// positive.
 	MaxOutput int
+	// Confine, if not nil, is the spec's normalised Confinement, a copy
+	// for this call. An ExecFn that starts real processes must apply all
+	// of it, or, where it cannot: refuse to start anything (Outcome.Err)
+	// unless Confine.BestEffort is set, and then name what it did not
+	// apply in Outcome.Unconfined. Nil means no confinement.
+	Confine *Confinement
 }
 
 // Outcome is what a process did, as reported by an ExecFn. The Executor
@@ -56,6 +62,10 @@ type Outcome struct {
 	Signal string
 	// PID is the process ID, or 0 if no process was started.
 	PID int
+	// Unconfined names the parts of Invocation.Confine that were not
+	// applied, in the vocabulary of Result.Unconfined; nil if everything
+	// was (or there was no confinement).
+	Unconfined []string
 	// Err, if not nil, means the process could not be started; the
 	// Executor then reports TerminationSpawnError with ExitCode -1, PID 0
 	// and no Signal, keeping only Stdout and Stderr. Its message is shown
@@ -122,6 +132,16 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // Start failures are reported in Outcome.Err with PID 0; the message names
 // the executable and, if it is at fault, the working directory, and never
 // the environment or stdin.
+//
+// If inv.Confine is set, on Linux the process is started through the
+// confinement helper described in the package documentation: the helper
+// becomes the command, so the PID, the process group, the exit status and
+// the output are the command's own. A confinement the kernel cannot apply
+// is a spawn error unless inv.Confine.BestEffort is set; then the process
+// runs with what could be applied and Outcome.Unconfined says what could
+// not. On other Unix systems a confinement cannot be applied at all: a
+// required one is a spawn error, a best-effort one runs the command
+// unconfined and says so.
 //
 // On other platforms DefaultExecFn starts nothing and reports an error.
 var DefaultExecFn ExecFn = defaultExecFn

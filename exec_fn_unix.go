@@ -199,39 +199,67 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 		path = p
 	}
 
+	// A confined call starts the confinement helper instead, which
+	// confines itself and then executes exactly what the rest of this
+	// function describes (see confine_linux.go).
+	var conf *confinedStart
+	if inv.Confine != nil {
+		c, err := newConfinedStart(inv, exe)
+		if err != nil {
+			return spawnFailed(err)
+		}
+		defer c.close()
+		conf = c
+	}
+
 	var p pipes
 	if err := p.open(len(inv.Stdin) > 0); err != nil {
 		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating pipes: %w", inv.Path, err))
 	}
 	defer p.closeAll()
-	// Built field by field from an absolute path and an argv slice: no
-	// lookup, no shell. argv[0] is always the path the allowlist resolved,
-	// also when path is /proc/self/fd/N.
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        append([]string{inv.Path}, inv.Args...),
-		Env:         env,
-		Dir:         inv.Dir,
-		Stdout:      p.outW,
-		Stderr:      p.errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	for {
+		// Built field by field from an absolute path and an argv slice: no
+		// lookup, no shell. argv[0] is always the path the allowlist
+		// resolved, also when path is /proc/self/fd/N.
+		cmd := &exec.Cmd{
+			Path:        path,
+			Args:        append([]string{inv.Path}, inv.Args...),
+			Env:         env,
+			Dir:         inv.Dir,
+			Stdout:      p.outW,
+			Stderr:      p.errW,
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		}
+		if p.inR != nil {
+			cmd.Stdin = p.inR
+		}
+		if conf != nil {
+			conf.apply(cmd)
+		}
+		if ctx.Err() != nil {
+			return Outcome{ExitCode: -1, Termination: TerminationCanceled}
+		}
+		start := time.Now()
+		err := cmd.Start()
+		if err != nil && conf != nil && conf.retry() {
+			continue // a best-effort confinement without namespaces
+		}
+		p.closeChild()
+		if exe != nil {
+			exe.Close()
+		}
+		if err != nil {
+			if conf != nil {
+				return spawnFailed(conf.startError(inv, err))
+			}
+			return spawnFailed(startError(inv, err))
+		}
+		if conf == nil {
+			return supervise(ctx, inv, cmd, &p, start, timeout, maxOutput)
+		}
+		conf.started()
+		return conf.finish(inv, supervise(ctx, inv, cmd, &p, start, timeout, maxOutput))
 	}
-	if p.inR != nil {
-		cmd.Stdin = p.inR
-	}
-	if ctx.Err() != nil {
-		return Outcome{ExitCode: -1, Termination: TerminationCanceled}
-	}
-	start := time.Now()
-	err := cmd.Start()
-	p.closeChild()
-	if exe != nil {
-		exe.Close()
-	}
-	if err != nil {
-		return spawnFailed(startError(inv, err))
-	}
-	return supervise(ctx, inv, cmd, &p, start, timeout, maxOutput)
 }
 
 // supervise runs from the moment cmd has started: it reads the output,

@@ -251,6 +251,7 @@ func (x *Executor) spawn(ctx context.Context, c *call, approvalID string) Result
 		Timeout:         s.Timeout,
 		NoOutputTimeout: s.NoOutputTimeout,
 		MaxOutput:       s.MaxOutput,
+		Confine:         s.Confine.clone(),
 	}
 	at := x.clock()
 	out := x.spawner()(ctx, inv)
@@ -301,6 +302,9 @@ func normalize(o Outcome, maxOutput int) Result {
 		r.Signal = ""
 	case TerminationSpawnError:
 		r.Signal, r.PID = "", 0
+	}
+	if r.Termination != TerminationSpawnError && len(o.Unconfined) > 0 {
+		r.Unconfined = slices.Clone(o.Unconfined)
 	}
 	if r.Termination != TerminationExit {
 		r.ExitCode = -1

@@ -24,7 +24,7 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
-	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/leodido/go-urn v1.5.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

@@ -165,10 +165,17 @@ func runHelper(mode string, args []string) int {
 		}
 		return 0
 	default:
+		if h := moreHelpers[mode]; h != nil {
+			return h(args)
+		}
 		fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 		return 2
 	}
 }
+
+// moreHelpers are helper modes that other test files register from their
+// init functions, by mode name.
+var moreHelpers = map[string]func(args []string) int{}
 
 // helperUTF8Line is the line the "utf8" helper repeats: characters of
 // every UTF-8 length, so that any cut point lands inside one sooner or

@@ -12,6 +12,12 @@ import "time"
 //	canceled           -1        false  usually SIGKILL   ""          set, or 0 if ctx was done before start
 //	spawn_error        -1        false  ""                set         0
 //
+// A spec's required Confinement that the kernel cannot apply ends the call
+// in "spawn_error" before the command runs. A resource limit of a
+// Confinement that stops the command ends it in "signal", with the signal
+// the kernel sent (SIGXCPU or SIGKILL for CPU, SIGXFSZ for file size, and
+// whatever the program does when an allocation fails for address space).
+//
 // "timeout", "no_output_timeout" and "canceled" are reported when the
 // process group was killed for that reason; if the leader had already
 // exited on its own with a status, the termination is "exit".
@@ -34,7 +40,8 @@ const (
 	// group was killed, or the context was done before the process started.
 	TerminationCanceled Termination = "canceled"
 	// TerminationSpawnError: no process ran: the executable could not be
-	// started, or its content did not match the spec's SHA256 pin.
+	// started, its content did not match the spec's SHA256 pin, or the
+	// spec's required Confinement could not be applied.
 	TerminationSpawnError Termination = "spawn_error"
 )
 
@@ -84,8 +91,18 @@ type Result struct {
 	StdoutDropped int64 `json:"stdoutDropped"`
 	StderrDropped int64 `json:"stderrDropped"`
 	// SpawnError says why no process ran, when Termination is
-	// "spawn_error".
+	// "spawn_error". A required Confinement the kernel cannot apply is
+	// one such reason.
 	SpawnError string `json:"spawnError,omitempty"`
+	// Unconfined names the parts of the spec's best-effort Confinement
+	// that could not be applied, so that the process ran with more access
+	// than the spec asks for: "filesystem" (no filesystem rules),
+	// "filesystem.truncate" (filesystem rules, but files outside the
+	// write paths could still be truncated), "network" (the caller's
+	// network), "limits" (no resource limits) and "no_new_privs". It is
+	// empty when everything was applied, when the spec has no
+	// Confinement, and for a spawn_error.
+	Unconfined []string `json:"unconfined,omitempty"`
 	// At is when the call was handed to the ExecFn, from Config.Now.
 	At time.Time `json:"at"`
 	// Duration is how long the ExecFn took, measured with Config.Now. It

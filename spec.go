@@ -111,6 +111,12 @@ type CommandSpec struct {
 	// False means Events carry the argv.
 	SensitiveArgs bool
 
+	// Confine, if not nil, is what the command may touch once it runs:
+	// files, network and resources, enforced by the kernel (Linux only).
+	// See Confinement. Nil means the command runs with the caller's
+	// access. NewAllowlist checks and copies it.
+	Confine *Confinement
+
 	// Hints describe the command's effects for tool listings (such as MCP
 	// tool annotations). They are advice to callers: the gate does not
 	// enforce them, and they are not part of any digest. The zero Hints

@@ -1,0 +1,160 @@
+//go:build linux
+
+package execgate
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/execgate/execgate/internal/confine"
+)
+
+// confinedStart is one confined call of DefaultExecFn being started: the
+// helper's launch, whether the helper gets new user and network
+// namespaces, and what is already known not to be applied.
+type confinedStart struct {
+	launch     *confine.Launch
+	isolate    bool
+	bestEffort bool
+	unconfined []string
+}
+
+// newConfinedStart prepares the helper's request from inv: the target's
+// exact path, argv and environment, the Landlock rules (the spec's paths,
+// Dir, and what the executable needs to start), the limits and the mode.
+// exe, if not nil, is the pinned executable, which the helper executes
+// through its descriptor.
+func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
+	c := inv.Confine
+	env := inv.Env
+	if env == nil {
+		env = []string{}
+	}
+	req := confine.Request{
+		Path:              inv.Path,
+		Argv:              append([]string{inv.Path}, inv.Args...),
+		Env:               env,
+		ScopeAbstractUnix: !c.Network,
+		Limits: confine.Limits{
+			CPUSeconds:   uint64((c.Limits.CPU + time.Second - 1) / time.Second),
+			AddressSpace: uint64(c.Limits.AddressSpace),
+			Files:        uint64(c.Limits.Files),
+			FileSize:     uint64(c.Limits.FileSize),
+			Processes:    uint64(c.Limits.Processes),
+		},
+		BestEffort: c.BestEffort,
+	}
+	add := func(paths []string, a confine.Access) {
+		for _, p := range paths {
+			req.Rules = append(req.Rules, confine.Rule{Path: p, Access: a})
+		}
+	}
+	read := confine.AccessReadFile | confine.AccessReadDir
+	add(c.Read, read)
+	add(c.Write, read|confine.AccessWrite)
+	add(c.Exec, read|confine.AccessExecute)
+	if inv.Dir != "" {
+		add([]string{inv.Dir}, read)
+	}
+	self := ""
+	if exe != nil {
+		self = "/proc/self/fd/" + strconv.Itoa(confine.ExecutableFD)
+	}
+	req.Rules = append(req.Rules, confine.ExecutableRules(inv.Path, exe, self)...)
+	l, err := confine.NewLaunch(req, exe)
+	if err != nil {
+		return nil, fmt.Errorf("execgate: cannot start %s: creating the confinement helper's pipes: %w", inv.Path, err)
+	}
+	return &confinedStart{launch: l, isolate: !c.Network, bestEffort: c.BestEffort}, nil
+}
+
+// apply turns cmd, built for the target, into the start of the helper:
+// the running program's own binary with the helper's argv, an empty
+// environment, the request and status pipes (and the pinned executable),
+// and, for a call without network, new user and network namespaces. Dir,
+// stdin, stdout and stderr stay: the helper passes them on to the target.
+func (c *confinedStart) apply(cmd *exec.Cmd) {
+	cmd.Path = confine.HelperPath
+	cmd.Args = c.launch.Args()
+	cmd.Env = []string{}
+	cmd.ExtraFiles = c.launch.Files()
+	cmd.SysProcAttr = c.launch.SysProcAttr(c.isolate)
+}
+
+// retry reports whether a start that failed should be tried again: once,
+// without namespaces, for a best-effort confinement that asked for them
+// (they are what most often fails), noting that the network stays shared.
+func (c *confinedStart) retry() bool {
+	if !c.isolate || !c.bestEffort {
+		return false
+	}
+	c.isolate = false
+	c.unconfined = append(c.unconfined, confine.UnappliedNetwork)
+	return true
+}
+
+// startError describes a failed start of the helper.
+func (c *confinedStart) startError(inv Invocation, err error) error {
+	if c.isolate && inv.Dir != "" {
+		if fi, serr := os.Stat(inv.Dir); serr == nil && fi.IsDir() {
+			return fmt.Errorf("execgate: cannot start %s without network: creating a user and network namespace failed (are unprivileged user namespaces enabled? see user.max_user_namespaces): %w", inv.Path, pathErrorCause(err))
+		}
+	}
+	return fmt.Errorf("execgate: cannot start %s through the confinement helper %s: %w", inv.Path, confine.HelperPath, startErrorCause(inv, err))
+}
+
+// startErrorCause is startError's cause, naming the working directory when
+// it is at fault.
+func startErrorCause(inv Invocation, err error) error {
+	if inv.Dir != "" {
+		fi, serr := os.Stat(inv.Dir)
+		if serr == nil && !fi.IsDir() {
+			serr = syscall.ENOTDIR
+		}
+		if serr != nil {
+			return fmt.Errorf("working directory %s: %w", inv.Dir, pathErrorCause(serr))
+		}
+	}
+	return pathErrorCause(err)
+}
+
+// started is called once the helper runs.
+func (c *confinedStart) started() {
+	c.launch.Started(c.isolate)
+}
+
+// finish merges what the helper reported into the Outcome of the process:
+// a helper that failed, or ended before it executed the target, makes a
+// spawn error (unless the call was killed first, for a timeout or a
+// cancellation); otherwise the Outcome is the target's, with what was not
+// applied.
+func (c *confinedStart) finish(inv Invocation, out Outcome) Outcome {
+	rep := c.launch.Wait()
+	switch {
+	case rep.Err != nil:
+		return Outcome{ExitCode: -1, Stdout: out.Stdout, Stderr: out.Stderr,
+			Err: fmt.Errorf("execgate: cannot start %s confined: %w", inv.Path, rep.Err)}
+	case !rep.Ready:
+		switch out.Termination {
+		case TerminationTimeout, TerminationNoOutputTimeout, TerminationCanceled:
+			return out
+		}
+		how := out.Signal
+		if how == "" {
+			how = "exit status " + strconv.Itoa(out.ExitCode)
+		}
+		return Outcome{ExitCode: -1, Stdout: out.Stdout, Stderr: out.Stderr,
+			Err: fmt.Errorf("execgate: cannot start %s confined: the confinement helper ended before starting it (%s)", inv.Path, how)}
+	}
+	out.Unconfined = append(c.unconfined, rep.Unapplied...)
+	return out
+}
+
+// close releases the launch.
+func (c *confinedStart) close() {
+	c.launch.Close()
+}

@@ -1,0 +1,69 @@
+// Package confine is the mechanism behind execgate's Confinement on Linux:
+// a re-exec helper that confines itself with the kernel's own tools and
+// then becomes the command.
+//
+// # Why a helper
+//
+// Go cannot run code in a child process between fork and exec, and
+// Landlock rules, no_new_privs and resource limits have to be applied
+// there: in the process that will execute the command, and not in the
+// caller. So execgate's DefaultExecFn starts the running program itself
+// again (/proc/self/exe), with an argv of exactly [name, Marker, token]
+// and an empty environment. RunHelperIfRequested, called from the init
+// function of package execgate, recognises that argv, reads a Request from
+// descriptor 3, confines the process and executes the command with
+// syscall.Exec: same process, same PID, same process group and pipes, so
+// the caller supervises the command as it would an unconfined one.
+//
+// In order, the helper: brings up the loopback interface of its new
+// network namespace and drops the capability it needed for that (when the
+// command has no network); sets no_new_privs; builds and enforces a
+// Landlock ruleset on the one locked OS thread that will call execve
+// (Landlock domains, no_new_privs and capabilities belong to a thread, and
+// execve keeps the calling thread's); sets the resource limits; reports
+// "ready" on descriptor 4; and executes the command. Descriptors 3, 4 and
+// 5 are close-on-exec by then, so the command inherits none of them, and
+// the parent reads end-of-file on 4 once the exec has happened. A failure
+// is reported on descriptor 4 and the helper exits with status 2: the
+// command never runs unconfined by accident.
+//
+// # Who can make a process a helper
+//
+// Every program that imports execgate contains the helper, so the helper
+// mode must not be reachable by anyone who could not already run the
+// command themselves. It is entered only when argv[1] is Marker and argc
+// is 3: no environment variable plays any part, and the request (argv,
+// environment, rules) never passes through argv or the environment the
+// command sees. The helper then refuses, doing nothing but exiting with
+// status 2, unless:
+//
+//   - argv[2] is a well-formed 64-hex-digit token;
+//   - the process did not gain privileges at exec (the kernel's AT_SECURE
+//     is 0: not set-user-ID, set-group-ID or file capabilities), so a
+//     privileged program that imports execgate cannot be turned into a way
+//     to run arbitrary commands with its privileges;
+//   - descriptors 3 and 4 are pipes;
+//   - a complete, well-formed request arrives on descriptor 3 within ten
+//     seconds, and carries the same token as argv. The parent makes a new
+//     random token for every start, so argv alone, or a pipe alone, is not
+//     enough.
+//
+// Whoever controls a program's argv and its inherited descriptors can
+// already run any program they like with the same privileges, so a helper
+// started by them gives them nothing new: at most a program executed
+// under a confinement of their choosing.
+//
+// A program that never uses Confine pays for the helper with one
+// comparison of os.Args[1] at start-up.
+//
+// # Caveats
+//
+// The init functions of packages that the program initialises before
+// execgate also run in the helper before it executes the command; they
+// should have no side effects beyond the process (most have none). The
+// command's CPU limit includes the few milliseconds of processor time the
+// helper used.
+//
+// Nothing in this package is meant for users of execgate; it is internal
+// so the public surface stays small.
+package confine

@@ -1,0 +1,270 @@
+//go:build linux
+
+package confine
+
+import (
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// requestDeadline bounds how long a helper waits for its request.
+const requestDeadline = 10 * time.Second
+
+// exitRefused is the exit status of a process that was started as a
+// helper without a valid request, and of a helper that failed.
+const exitRefused = 2
+
+// RunHelperIfRequested turns the calling process into a confinement helper
+// if, and only if, it was started as one: argv is exactly
+// [name, Marker, token]. Otherwise it returns at once, having looked at
+// nothing but os.Args. Once in helper mode it never returns: it either
+// executes the target or exits with status 2.
+//
+// It must be called from an init function, before the program does
+// anything else.
+func RunHelperIfRequested() {
+	if len(os.Args) != 3 || os.Args[1] != Marker {
+		return
+	}
+	os.Exit(runHelper(os.Args[2]))
+}
+
+// runHelper is the whole life of a helper process. It returns the exit
+// status only when the target could not be executed.
+func runHelper(token string) int {
+	req, status, err := accept(token)
+	if err != nil {
+		// Not started by execgate, or not in a way this helper trusts:
+		// do nothing but say so and exit.
+		fmt.Fprintf(os.Stderr, "execgate: not starting as a confinement helper: %v\n", err)
+		return exitRefused
+	}
+	// From here on the parent is listening on the status pipe.
+	if err := confineAndExec(req, status); err != nil {
+		writeStatus(status, statusError, err.Error())
+	}
+	return exitRefused
+}
+
+// accept checks that this process was started by execgate's parent side
+// and reads its request. It refuses a process that runs with more
+// privileges than whoever started it (set-user-ID, set-group-ID or file
+// capabilities: the kernel's AT_SECURE), descriptors 3 and 4 that are not
+// pipes, a request that does not arrive in time, is malformed, or carries
+// a token other than the one in argv.
+func accept(token string) (*Request, *os.File, error) {
+	if len(token) != 2*TokenSize {
+		return nil, nil, errors.New("malformed token")
+	}
+	if _, err := hex.DecodeString(token); err != nil {
+		return nil, nil, errors.New("malformed token")
+	}
+	if secure, err := secureExecution(); err != nil || secure {
+		return nil, nil, errors.New("refusing to run with privileges its caller does not have")
+	}
+	for _, fd := range []int{RequestFD, StatusFD} {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+			return nil, nil, fmt.Errorf("descriptor %d is not a pipe", fd)
+		}
+	}
+	// Close-on-exec first, so that none of these reaches the target.
+	for _, fd := range []int{RequestFD, StatusFD, ExecutableFD} {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC) // fails harmlessly on a closed descriptor
+	}
+	b, err := readRequest()
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := DecodeRequest(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(token)) != 1 {
+		return nil, nil, errors.New("the request's token does not match")
+	}
+	if req.PinnedFD {
+		var st unix.Stat_t
+		if err := unix.Fstat(ExecutableFD, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, nil, fmt.Errorf("descriptor %d is not a regular file", ExecutableFD)
+		}
+	}
+	return req, os.NewFile(StatusFD, "status"), nil
+}
+
+// readRequest reads the request pipe to its end, within requestDeadline
+// and MaxRequestSize.
+func readRequest() ([]byte, error) {
+	if err := unix.SetNonblock(RequestFD, true); err != nil {
+		return nil, err
+	}
+	f := os.NewFile(RequestFD, "request") // pollable: non-blocking
+	defer f.Close()
+	f.SetReadDeadline(time.Now().Add(requestDeadline))
+	b, err := io.ReadAll(io.LimitReader(f, MaxRequestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the request: %w", err)
+	}
+	if len(b) > MaxRequestSize {
+		return nil, errors.New("the request is too large")
+	}
+	return b, nil
+}
+
+// atSecure is the auxiliary vector's AT_SECURE entry (linux/auxvec.h).
+const atSecure = 23
+
+// secureExecution reports the kernel's AT_SECURE flag: whether this
+// process gained privileges at exec.
+func secureExecution() (bool, error) {
+	auxv, err := unix.Auxv()
+	if err != nil {
+		return false, err
+	}
+	for _, kv := range auxv {
+		if kv[0] == atSecure {
+			return kv[1] != 0, nil
+		}
+	}
+	return false, errors.New("no AT_SECURE in the auxiliary vector")
+}
+
+// confineAndExec applies the request to this process and executes the
+// target. It returns only on failure.
+//
+// Everything happens on one locked OS thread, the one that calls execve:
+// no_new_privs and the Landlock domain are properties of a thread, and
+// execve keeps those of the thread that calls it. The thread is never
+// unlocked.
+func confineAndExec(req *Request, status *os.File) error {
+	runtime.LockOSThread()
+	// No collection from here on: once the address-space limit is set, a
+	// new heap mapping could fail.
+	debug.SetGCPercent(-1)
+
+	if req.NetworkIsolated {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("bringing up the loopback interface of the new network namespace: %w", err)
+		}
+		if err := dropCapabilities(); err != nil {
+			return fmt.Errorf("dropping the capabilities of the new user namespace: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	unapplied, err := restrictFilesystem(req)
+	if err != nil {
+		return err
+	}
+	path := req.Path
+	if req.PinnedFD {
+		path = pinnedPath
+	}
+	// Build everything execve needs before the limits are set.
+	argv, env := req.Argv, req.Env
+	if err := setLimits(req.Limits); err != nil {
+		return err
+	}
+	for _, u := range unapplied {
+		if err := writeStatus(status, statusUnapplied, u); err != nil {
+			return err
+		}
+	}
+	if err := writeStatus(status, statusReady, ""); err != nil {
+		return err
+	}
+	err = execTarget(path, argv, env)
+	return fmt.Errorf("cannot execute %s: %w", req.Argv[0], err)
+}
+
+// pinnedPath names the descriptor ExecutableFD. It is close-on-exec: the
+// kernel resolves it, then closes it as the target starts.
+var pinnedPath = fmt.Sprintf("/proc/self/fd/%d", ExecutableFD)
+
+// loopbackUp sets the loopback interface of this network namespace up.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// dropCapabilities clears the calling thread's ambient capabilities and,
+// unless it is root in its user namespace, every other capability it
+// holds there, so that the target starts with the capabilities any
+// process of its user would have in that namespace: none, or, for root,
+// root's. (Capabilities are per thread, and execve keeps the calling
+// thread's: this is the thread that executes the target.)
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return err
+	}
+	if unix.Getuid() == 0 {
+		return nil
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	return unix.Capset(&hdr, &none[0])
+}
+
+// setLimits sets each resource limit that is not 0. A limit above the
+// current hard limit is lowered to it (only a privileged process could
+// raise it, and lower is stricter). RLIMIT_CPU gets a hard limit one
+// second above the soft one: SIGXCPU first, SIGKILL for a process that
+// ignores it.
+func setLimits(l Limits) error {
+	for _, lim := range []struct {
+		name     string
+		resource int
+		value    uint64
+		grace    uint64
+	}{
+		{"cpu", unix.RLIMIT_CPU, l.CPUSeconds, 1},
+		{"address space", unix.RLIMIT_AS, l.AddressSpace, 0},
+		{"open files", unix.RLIMIT_NOFILE, l.Files, 0},
+		{"file size", unix.RLIMIT_FSIZE, l.FileSize, 0},
+		{"processes", unix.RLIMIT_NPROC, l.Processes, 0},
+	} {
+		if lim.value == 0 {
+			continue
+		}
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(lim.resource, &cur); err != nil {
+			return fmt.Errorf("reading the %s limit: %w", lim.name, err)
+		}
+		want := syscall.Rlimit{Cur: lim.value, Max: lim.value + lim.grace}
+		if want.Max < want.Cur { // overflow
+			want.Max = unix.RLIM_INFINITY
+		}
+		want.Max = min(want.Max, cur.Max)
+		want.Cur = min(want.Cur, want.Max)
+		// syscall.Setrlimit, not unix.Setrlimit: for RLIMIT_NOFILE it also
+		// stops syscall.Exec from restoring the soft limit Go found at
+		// start-up.
+		if err := syscall.Setrlimit(lim.resource, &want); err != nil {
+			return fmt.Errorf("setting the %s limit: %w", lim.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+//go:build linux
+
+package confine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// HelperPath is the executable of every helper process: the running
+// program itself, named through /proc so that it is the very binary that
+// is running, even if the file it was started from has been replaced
+// since.
+const HelperPath = "/proc/self/exe"
+
+// Launch is the parent's side of one confined start: the request, the two
+// pipes to the helper and the per-spawn token. The caller starts the
+// helper process with HelperPath, Args, Files and SysProcAttr, then calls
+// Started, supervises the process, and calls Wait for the helper's Report.
+// Close releases everything; it may be called at any time, more than once.
+type Launch struct {
+	req          Request
+	exe          *os.File
+	reqR, reqW   *os.File
+	statR, statW *os.File
+	report       chan Report
+}
+
+// NewLaunch prepares a start for req with a new random token. exe, if not
+// nil, is the pinned executable, handed to the helper as ExecutableFD; the
+// caller keeps ownership of it.
+func NewLaunch(req Request, exe *os.File) (*Launch, error) {
+	token := make([]byte, TokenSize)
+	rand.Read(token) // never fails (crypto/rand panics otherwise)
+	req.Token = hex.EncodeToString(token)
+	req.PinnedFD = exe != nil
+	if req.PinnedFD {
+		req.Path = ""
+	}
+	l := &Launch{req: req, exe: exe}
+	var err error
+	if l.reqR, l.reqW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if l.statR, l.statW, err = os.Pipe(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Args is the helper's argv: a name, Marker and the token.
+func (l *Launch) Args() []string {
+	return []string{"execgate-confine", Marker, l.req.Token}
+}
+
+// Files are the helper's descriptors 3 and up (exec.Cmd.ExtraFiles).
+func (l *Launch) Files() []*os.File {
+	files := []*os.File{l.reqR, l.statW}
+	if l.exe != nil {
+		files = append(files, l.exe)
+	}
+	return files
+}
+
+// SysProcAttr returns the helper's process attributes: a new process
+// group and, with isolate, a new user namespace (mapping only the caller's
+// effective user and group to themselves) and a new network namespace.
+//
+// An isolated helper also gets CAP_NET_ADMIN as an ambient capability,
+// which is a capability over its own network namespace only: a helper that
+// is not root in its user namespace would otherwise lose every capability
+// at its own exec, and could not bring the loopback interface up. It drops
+// all of them again before it executes the target.
+func (l *Launch) SysProcAttr(isolate bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	if isolate {
+		uid, gid := os.Geteuid(), os.Getegid()
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
+	}
+	return a
+}
+
+// Started must be called once the helper process has started. It closes
+// the helper's ends of the pipes in this process, and sends the request
+// (telling the helper whether it was started isolated) and collects the
+// report in the background.
+func (l *Launch) Started(isolated bool) {
+	l.reqR.Close()
+	l.statW.Close()
+	req := l.req
+	req.NetworkIsolated = isolated
+	b := req.Encode()
+	l.report = make(chan Report, 1)
+	go func() {
+		_, werr := l.reqW.Write(b)
+		l.reqW.Close()
+		rep := readReport(l.statR)
+		l.statR.Close()
+		if rep.Err == nil && !rep.Ready && werr != nil {
+			rep.Err = fmt.Errorf("sending the confinement helper its request: %w", werr)
+		}
+		l.report <- rep
+	}()
+}
+
+// Wait returns the helper's report. It returns once the helper has
+// executed the target or ended, so call it after the process has been
+// reaped (or killed).
+func (l *Launch) Wait() Report {
+	return <-l.report
+}
+
+// Close closes every pipe end this process still holds. It does not
+// close the pinned executable.
+func (l *Launch) Close() {
+	for _, f := range []*os.File{l.reqR, l.reqW, l.statR, l.statW} {
+		if f != nil {
+			f.Close() // an error means it was closed already
+		}
+	}
+}
