@@ -19,11 +19,11 @@ type SubcommandSpec struct {
 	Stdin *StdinSpec
 }
 
-// subcommandPattern is what a dispatched subcommand must look like.
-const subcommandPattern = "^[a-z][a-z0-9-]*$"
+// SubcommandPattern is what a dispatched subcommand must look like.
+const SubcommandPattern = "^[a-z][a-z0-9-]*$"
 
-// maxSubcommandLen bounds a dispatched subcommand's length.
-const maxSubcommandLen = 64
+// MaxSubcommandBytes bounds a dispatched subcommand's length.
+const MaxSubcommandBytes = 64
 
 // subcommandParser is implemented by the schemas a dispatcher spec may use:
 // they build the argv of one subcommand, which comes from the requested
@@ -105,8 +105,8 @@ func (s *subcommandSchema) parseSubcommand(sub string, input json.RawMessage) (A
 	if s.err != nil {
 		return Argv{}, &ValidationError{Issues: []Issue{{Message: "the command's dispatcher schema is misconfigured"}}}
 	}
-	if !validSubcommand(sub) {
-		return Argv{}, &ValidationError{Issues: []Issue{{Field: "subcommand", Message: fmt.Sprintf("%s: must be 1 to %d bytes matching %s", quoteArg(sub), maxSubcommandLen, subcommandPattern)}}}
+	if !ValidSubcommand(sub) {
+		return Argv{}, &ValidationError{Issues: []Issue{{Field: "subcommand", Message: fmt.Sprintf("%s: must be 1 to %d bytes matching %s", quoteArg(sub), MaxSubcommandBytes, SubcommandPattern)}}}
 	}
 	p := &flagsParse{s: &flagsSchema{stdinMax: s.stdinMax}}
 	in, ok := p.decode(input)
@@ -161,8 +161,12 @@ func dispatchTokenProblem(tok string) string {
 	return ""
 }
 
-func validSubcommand(sub string) bool {
-	if len(sub) == 0 || len(sub) > maxSubcommandLen || sub[0] < 'a' || sub[0] > 'z' {
+// ValidSubcommand reports whether sub is a subcommand a dispatcher serves:
+// 1 to MaxSubcommandBytes bytes matching SubcommandPattern. Adapters that
+// build a requested name from a separate subcommand (as the MCP server
+// does) check it with this before joining name and subcommand.
+func ValidSubcommand(sub string) bool {
+	if len(sub) == 0 || len(sub) > MaxSubcommandBytes || sub[0] < 'a' || sub[0] > 'z' {
 		return false
 	}
 	for i := 1; i < len(sub); i++ {

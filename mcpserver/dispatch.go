@@ -75,8 +75,8 @@ func splitSubcommand(toolName string, args json.RawMessage) (string, json.RawMes
 	if !found {
 		return refuse(SubcommandProperty, "required")
 	}
-	if !validSubcommand(sub) {
-		return refuse(SubcommandProperty, fmt.Sprintf("must be 1 to %d bytes matching %s", maxSubcommandBytes, subcommandPattern))
+	if !execgate.ValidSubcommand(sub) {
+		return refuse(SubcommandProperty, fmt.Sprintf("must be 1 to %d bytes matching %s", execgate.MaxSubcommandBytes, execgate.SubcommandPattern))
 	}
 	rest := make([]byte, 0, len(args))
 	rest = append(rest, '{')
@@ -102,17 +102,3 @@ func memberBytes(span []byte) []byte {
 	return span
 }
 
-// validSubcommand reports whether sub matches ^[a-z][a-z0-9-]*$ within
-// maxSubcommandBytes.
-func validSubcommand(sub string) bool {
-	if len(sub) == 0 || len(sub) > maxSubcommandBytes || sub[0] < 'a' || sub[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(sub); i++ {
-		c := sub[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}

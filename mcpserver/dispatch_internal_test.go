@@ -65,7 +65,7 @@ func FuzzSplitSubcommand(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !validSubcommand(sub) || strings.Contains(sub, ".") {
+		if !execgate.ValidSubcommand(sub) || strings.Contains(sub, ".") {
 			t.Fatalf("accepted subcommand %q", sub)
 		}
 		if !json.Valid(rest) && json.Valid([]byte(in)) {

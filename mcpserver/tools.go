@@ -17,14 +17,6 @@ import (
 // gate with the name "<tool>.<subcommand>".
 const SubcommandProperty = "subcommand"
 
-// subcommandPattern is what a dispatcher tool's subcommand must look like:
-// the same rule the gate applies to a dispatched name, so that a
-// subcommand can never hold a '.' and reach another spec.
-const subcommandPattern = "^[a-z][a-z0-9-]*$"
-
-// maxSubcommandBytes is the longest subcommand the gate accepts.
-const maxSubcommandBytes = 64
-
 // tool is what a listed tool's handler needs to know about its spec.
 type tool struct {
 	name     string // the tool's name, which is the spec's name
@@ -43,7 +35,7 @@ func toolFor(spec execgate.CommandSpec) (*mcp.Tool, error) {
 			desc += "\n\n"
 		}
 		desc += fmt.Sprintf("Set %q to the subcommand to run (it must match %s); the call is checked and decided as the command %q.",
-			SubcommandProperty, subcommandPattern, spec.Name+".<subcommand>")
+			SubcommandProperty, execgate.SubcommandPattern, spec.Name+".<subcommand>")
 	}
 	return &mcp.Tool{
 		Name:        spec.Name,
@@ -113,9 +105,9 @@ func inputSchema(spec execgate.CommandSpec) (json.RawMessage, error) {
 	}
 	sub, err := json.Marshal(map[string]any{
 		"type":        "string",
-		"pattern":     subcommandPattern,
+		"pattern":     execgate.SubcommandPattern,
 		"minLength":   1,
-		"maxLength":   maxSubcommandBytes,
+		"maxLength":   execgate.MaxSubcommandBytes,
 		"description": fmt.Sprintf("The subcommand to run: the call is decided as %q.", spec.Name+".<subcommand>"),
 	})
 	if err != nil {
