@@ -101,4 +101,3 @@ func memberBytes(span []byte) []byte {
 	}
 	return span
 }
-
