@@ -31,6 +31,7 @@ type entry struct {
 	spec        CommandSpec // normalised: defaults filled, Command absolute, Env and Confine copied
 	env         []string    // sorted KEY=value
 	fingerprint string      // hex SHA-256 of what decides how the command runs
+	procFP      string      // fingerprint salted with this process's key, for proposal digests
 }
 
 // schemaChecker is implemented by schemas that can report a construction
@@ -189,6 +190,7 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	}
 	e := &entry{spec: s, env: list}
 	e.fingerprint = specFingerprint(e)
+	e.procFP = saltedFingerprint(processSalt(), e.fingerprint)
 	return e, nil
 }
 

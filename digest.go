@@ -99,8 +99,14 @@ func newSalt() []byte {
 var processSalt = sync.OnceValue(newSalt)
 
 func proposalDigest(salt []byte, fingerprint string, argv Argv) string {
+	return proposalDigestSalted(saltedFingerprint(salt, fingerprint), argv)
+}
+
+// proposalDigestSalted is proposalDigest with the salted fingerprint
+// already computed (an Allowlist keeps it per spec).
+func proposalDigestSalted(salted string, argv Argv) string {
 	h := canon.New("execgate.call.v1")
-	h.String("fingerprint", saltedFingerprint(salt, fingerprint))
+	h.String("fingerprint", salted)
 	h.Strings("args", argv.Args)
 	h.Bytes("stdin", argv.Stdin)
 	return h.Sum()

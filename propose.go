@@ -65,7 +65,7 @@ func (p *Proposer) Check(name string, input json.RawMessage) (Proposal, error) {
 		Command: c.e.spec.Command,
 		Args:    c.argv.Args,
 		Stdin:   c.argv.Stdin,
-		Digest:  proposalDigest(processSalt(), c.e.fingerprint, c.argv),
+		Digest:  proposalDigestSalted(c.e.procFP, c.argv),
 	}, nil
 }
 

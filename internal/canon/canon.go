@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"io"
 )
 
 // Hasher writes the canonical encoding of a sequence of values into a
@@ -39,7 +40,7 @@ func (e *Hasher) u64(v uint64) {
 
 func (e *Hasher) str(s string) {
 	e.u64(uint64(len(s)))
-	e.h.Write([]byte(s))
+	io.WriteString(e.h, s) // no copy where the hash takes strings
 }
 
 // String writes a labelled string.
