@@ -261,6 +261,7 @@ func (b *builder) tool(t *toolDoc) {
 		Env:           env,
 		Dir:           t.workingDir.v,
 		PolicyVersion: t.policyVersion.v,
+		Confine:       b.confinement(t.confine),
 	}
 	globalArgs := make([]string, 0, len(t.globalArgs))
 	for _, a := range t.globalArgs {
@@ -349,6 +350,9 @@ func (b *builder) command(s *execgate.CommandSpec, t *toolDoc, c *commandDoc, le
 		fs.Stdin = &execgate.StdinSpec{Max: c.stdinMax.v}
 	}
 	s.Args = execgate.Flags(fs)
+	if c.confine != nil {
+		s.Confine = b.confinement(c.confine) // replaces the tool's whole
+	}
 }
 
 func boolPtr(v val[bool]) *bool {
@@ -613,6 +617,11 @@ func (b *builder) place(err error) {
 		if v != nil {
 			n, path = v, p
 		}
+	}
+	if c := o.confineFor(); c != nil && strings.HasPrefix(ce.Field, "Confine") {
+		n, path = c.placeConfine(ce.Field)
+		b.add(n, path, "%s", ce.Message)
+		return
 	}
 	switch ce.Field {
 	case "Name":

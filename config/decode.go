@@ -120,6 +120,7 @@ type toolDoc struct {
 	commandsPath string
 	commands     []*commandDoc
 	bare         *commandDoc // nil when the key is absent
+	confine      *confineDoc // nil when the key is absent
 }
 
 type commandDoc struct {
@@ -137,6 +138,7 @@ type commandDoc struct {
 	limitsDoc
 	description                                  val[string]
 	readOnly, destructive, idempotent, openWorld val[bool]
+	confine                                      *confineDoc // nil when the key is absent
 }
 
 type flagDoc struct {
@@ -552,6 +554,9 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 		"bare": func(k, v *yaml.Node, p string) {
 			t.bare = d.command("", k, v, p)
 		},
+		"confine": func(k, v *yaml.Node, p string) {
+			t.confine = d.confine(k, v, p)
+		},
 	}
 	d.limits(&t.limitsDoc, hs)
 	t.keys = d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"bare": true}})
@@ -592,6 +597,9 @@ func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc
 				"idempotent":  d.boolean(&c.idempotent),
 				"open_world":  d.boolean(&c.openWorld),
 			}})
+		},
+		"confine": func(k, v *yaml.Node, p string) {
+			c.confine = d.confine(k, v, p)
 		},
 	}
 	d.limits(&c.limitsDoc, hs)

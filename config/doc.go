@@ -134,6 +134,8 @@
 //	allow_interpreter   boolean; see "Shells and interpreters"
 //	commands            mapping of subcommand to a command entry
 //	bare                a command entry; excludes commands and strict
+//	confine             what every command of the tool may touch once it
+//	                    runs (Linux); see "Confinement"
 //
 // A command entry (the value of a commands key, or of bare); an empty
 // entry (`status:` or `status: {}`) takes no arguments:
@@ -150,6 +152,8 @@
 //	annotations         {read_only, destructive, idempotent, open_world}:
 //	                    booleans for tool listings (execgate.Hints); not
 //	                    enforced
+//	confine             replaces the tool's confine whole (nothing of the
+//	                    tool's is merged in); unset inherits the tool's
 //
 // Subcommand keys must match ^[a-z][a-z0-9-]*$, at most 64 bytes.
 //
@@ -167,6 +171,66 @@
 //	repeat              integer; how often the flag may be given; 0 means once
 //	glued               boolean; also accept -n5 (needs a one-character
 //	                    spelling and a value)
+//
+// # Confinement
+//
+// A confine mapping becomes the spec's execgate.Confinement: what the
+// command may touch once it runs, enforced by the Linux kernel on it and
+// every process it starts (see the execgate package documentation for how,
+// and for what each kernel supports; `execgate check` reports what the
+// running kernel has). At tool level it applies to every command of the
+// tool and to its dispatcher; a command entry's (or bare's) own confine
+// replaces it whole. A tool or command without one runs unconfined.
+//
+//	confine:
+//	  read: [/usr, /etc/ssl]
+//	  write: [/srv/scratch]
+//	  exec: [/usr/bin]
+//	  network: false
+//	  limits: {cpu: 10s, memory: 512MiB, files: 256, file_size: 64MiB, processes: 64}
+//	  require: true
+//
+// Its keys, each optional:
+//
+//	read                list of absolute paths (files or directory trees)
+//	                    the command may read (Confinement.Read); its own
+//	                    executable, the dynamic loader's libraries and
+//	                    working_dir are readable without being listed
+//	write               list of absolute paths it may write, and read
+//	                    (Confinement.Write)
+//	exec                list of absolute paths it may execute, and read
+//	                    (Confinement.Exec)
+//	network             boolean; false (the default) starts the command in
+//	                    a new network namespace with only its own loopback:
+//	                    no other host, and no port of this machine's
+//	                    127.0.0.1; true leaves it on this host's network
+//	limits              resource limits, each optional; unset sets none:
+//	  cpu               duration of processor time (RLIMIT_CPU), rounded
+//	                    up to a whole second
+//	  memory            size: the virtual address space of each process
+//	                    (RLIMIT_AS), not resident memory; runtimes that
+//	                    reserve address space up front need far more than
+//	                    they use: a Go program needs over 1GiB just to
+//	                    start, a JVM or Go's race detector more
+//	  files             integer: one more than the highest file descriptor
+//	                    a process may open (RLIMIT_NOFILE)
+//	  file_size         size: the largest file a process may write
+//	                    (RLIMIT_FSIZE)
+//	  processes         integer: processes and threads the user may have
+//	                    at once (RLIMIT_NPROC; counts all of the user's)
+//	require             boolean; true (the default) refuses the call with
+//	                    a spawn error when the kernel lacks what is asked
+//	                    (Landlock ABI 3, or user namespaces for network:
+//	                    false); false runs it with what the kernel can
+//	                    do and names the rest in the Result
+//	                    (Confinement.BestEffort)
+//
+// An empty mapping, confine: {}, is the strictest confinement: the command
+// reads only what it needs to start, writes and executes nothing else and
+// has no network. Paths are cleaned and deduplicated; a relative path is
+// refused. memory and file_size take a size as elsewhere but may exceed
+// 2GiB ("4GiB"); cpu, memory, files, file_size and processes must be more
+// than zero (leave a key out for no limit).
 //
 // # Policies and grants
 //
@@ -318,7 +382,8 @@
 // Durations are strings that time.ParseDuration reads: "30s", "1m30s",
 // "500ms"; a bare number is refused, it has no unit. Sizes are a plain
 // integer of bytes or a string with a unit B, KiB, MiB or GiB ("64KiB",
-// "1 MiB"), at most 2147483647 bytes. KB, MB, GB, K, M and G are refused
+// "1 MiB"), at most 2147483647 bytes (confine's memory and file_size may
+// be larger). KB, MB, GB, K, M and G are refused
 // as ambiguous (1000 or 1024?); write KiB, MiB or GiB. Negative values are
 // refused, and so is zero, except for no_output_timeout, where 0s means
 // off (a tool can turn off a default that way).

@@ -45,6 +45,12 @@ var decimalUnits = map[string]string{
 // parseSize parses a byte count: a decimal integer, optionally followed
 // (with or without one space) by B, KiB, MiB or GiB. It must be positive.
 func parseSize(s string) (int, error) {
+	n, err := parseSizeMax(s, math.MaxInt32)
+	return int(n), err
+}
+
+// parseSizeMax is parseSize with max as the largest size accepted.
+func parseSizeMax(s string, max int64) (int64, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "-") {
 		return 0, errors.New("must not be negative")
@@ -65,11 +71,14 @@ func parseSize(s string) (int, error) {
 		return 0, fmt.Errorf("%s is not a size: the unit must be B, KiB, MiB or GiB", quote(s))
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n > int64(math.MaxInt)/int64(mult) || n*int64(mult) > math.MaxInt32 {
-		return 0, fmt.Errorf("%s is too large: at most 2147483647 bytes (just under 2GiB)", quote(s))
+	if err != nil || n > max/int64(mult) {
+		if max == math.MaxInt32 {
+			return 0, fmt.Errorf("%s is too large: at most 2147483647 bytes (just under 2GiB)", quote(s))
+		}
+		return 0, fmt.Errorf("%s is too large: at most %d bytes", quote(s), max)
 	}
 	if n == 0 {
 		return 0, errors.New("must be more than zero; leave the key out for the default")
 	}
-	return int(n) * mult, nil
+	return n * int64(mult), nil
 }

@@ -91,3 +91,16 @@ func TestRiskyNames(t *testing.T) {
 		assert.False(t, isInterpreter(name), name)
 	}
 }
+
+func TestParseSizeMax(t *testing.T) {
+	got, err := parseSizeMax("4GiB", maxLimitBytes)
+	assert.NoError(t, err)
+	assert.Equal(t, int64(4<<30), got)
+	got, err = parseSizeMax("9223372036854775807", maxLimitBytes)
+	assert.NoError(t, err)
+	assert.Equal(t, int64(maxLimitBytes), got)
+	_, err = parseSizeMax("9999999999GiB", maxLimitBytes)
+	assert.ErrorContains(t, err, "too large: at most 9223372036854775807 bytes")
+	_, err = parseSizeMax("-1GiB", maxLimitBytes)
+	assert.ErrorContains(t, err, "negative")
+}

@@ -327,3 +327,90 @@ func TestCheckListen_TLSAllowsAnyAddress(t *testing.T) {
 	require.NotNil(t, lc.tls)
 	assert.Equal(t, uint16(tls.VersionTLS12), lc.tls.MinVersion)
 }
+
+// confineCheckConfig has one tool whose confinement is required, one
+// that is best effort, and one with network left on.
+const confineCheckConfig = `version: 1
+tools:
+  - name: strictcat
+    bin: /bin/cat
+    commands:
+      show: {confine: {read: [/usr]}}
+      loose: {confine: {read: [/usr], require: false}}
+  - name: loose
+    bin: /bin/cat
+    confine: {read: [/usr], require: false}
+  - name: online
+    bin: /bin/cat
+    confine: {network: true}
+`
+
+func TestCheck_ReportsKernelSupport(t *testing.T) {
+	path := writeFile(t, "confine.yaml", confineCheckConfig)
+	for _, tc := range []struct {
+		name     string
+		k        kernelSupport
+		line     string
+		warnings []string
+	}{{
+		name: "everything",
+		k:    kernelSupport{landlockABI: 6, minABI: 3, userns: true},
+		line: "confinement: Landlock ABI 6 (confine paths enforced); user namespaces available (network: false enforced)",
+	}, {
+		name: "no user namespaces",
+		k:    kernelSupport{landlockABI: 4, minABI: 3, usernsWhy: "user.max_user_namespaces is 0"},
+		line: "confinement: Landlock ABI 4 (confine paths enforced); no user namespaces: user.max_user_namespaces is 0 (network: false cannot be enforced)",
+		warnings: []string{
+			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: network: false (user namespaces); its calls will fail to start here (set require: false to run them less confined)",
+		},
+	}, {
+		name: "old Landlock",
+		k:    kernelSupport{landlockABI: 2, minABI: 3, userns: true},
+		line: "confinement: Landlock ABI 2 (too old: confine paths need ABI 3 or later); user namespaces available (network: false enforced)",
+		warnings: []string{
+			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later); its calls will fail to start here (set require: false to run them less confined)",
+			"execgate check: warning: tool online requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later); its calls will fail to start here (set require: false to run them less confined)",
+		},
+	}, {
+		name: "nothing",
+		k:    kernelSupport{minABI: 3, usernsWhy: "kernel.unprivileged_userns_clone is 0"},
+		line: "confinement: no Landlock (confine paths cannot be enforced; ABI 3 or later needed); no user namespaces: kernel.unprivileged_userns_clone is 0 (network: false cannot be enforced)",
+		warnings: []string{
+			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later), network: false (user namespaces); its calls will fail to start here (set require: false to run them less confined)",
+			"execgate check: warning: tool online requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later); its calls will fail to start here (set require: false to run them less confined)",
+		},
+	}, {
+		name: "other platform",
+		k:    kernelSupport{os: "darwin"},
+		line: "confinement: not supported on darwin (confine with require: true refuses every call)",
+		warnings: []string{
+			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: confinement (not supported on darwin); its calls will fail to start here (set require: false to run them less confined)",
+			"execgate check: warning: tool online requires confinement this kernel cannot give: confinement (not supported on darwin); its calls will fail to start here (set require: false to run them less confined)",
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := probeKernel
+			probeKernel = func() kernelSupport { return tc.k }
+			t.Cleanup(func() { probeKernel = saved })
+			code, out, errOut := runCLI(t, "", "check", "--config", path)
+			require.Equal(t, exitOK, code, errOut)
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			assert.Equal(t, tc.line, lines[len(lines)-1], "the kernel's line comes last, after the summary")
+			assert.True(t, strings.HasPrefix(lines[0], path+": ok: 3 tools"), out)
+			var warnings []string
+			if errOut != "" {
+				warnings = strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+			}
+			assert.Equal(t, tc.warnings, warnings)
+		})
+	}
+}
+
+// TestCheck_ProbesThisKernel: without a stand-in, check reports the real
+// kernel in the same format.
+func TestCheck_ProbesThisKernel(t *testing.T) {
+	path := writeFile(t, "tools.yaml", testConfig)
+	code, out, errOut := runCLI(t, "", "check", "--config", path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `(?m)^confinement: (no Landlock|Landlock ABI \d+|not supported on \w+)[^\n]*$`, out)
+}

@@ -47,7 +47,12 @@ Check loads the configuration as serve would, resolving every bin on
 PATH, and reports every problem it finds on its own line, as
 FILE:LINE:COLUMN: KEY.PATH: MESSAGE, on stderr. On success it prints a
 summary on stdout: each tool with its mode and command names, the
-policies and grants, and the server section.
+policies and grants, and the server section; then one line on what this
+kernel supports for confine (the Landlock ABI, and whether user
+namespaces can be created, which network: false needs). A tool whose
+confinement is required (require: true, the default) but asks for what
+this kernel lacks gets a warning on stderr: its calls would fail to start
+here. Warnings do not change the exit code.
 
 Exit codes: 0 the configuration loads; 2 it does not, or the command line
 is wrong.
@@ -66,6 +71,7 @@ is wrong.
 				return c.loadError(err)
 			}
 			summarise(c.stdout, *file, l)
+			reportKernel(c.stdout, c.stderr, probeKernel(), l)
 			return exitOK
 		}
 	},

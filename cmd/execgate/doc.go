@@ -27,7 +27,9 @@
 // serve speaks MCP on stdin and stdout (every command name is a tool, every
 // call runs as one principal), or with --http serves the HTTP API below.
 // check validates a configuration and prints every problem as
-// FILE:LINE:COLUMN: KEY.PATH: MESSAGE, or a summary. run makes one call and
+// FILE:LINE:COLUMN: KEY.PATH: MESSAGE, or a summary with what this
+// kernel supports for confine (warning about tools whose required
+// confinement it cannot give). run makes one call and
 // prints its Result as JSON. tools prints the tools with their input
 // schemas as JSON. audit verify checks a hash-chained audit file written
 // with --audit. token makes a bearer token and the sha256 entry for the
