@@ -37,8 +37,10 @@ type Confinement struct {
 	// list directories) beneath /lib, /lib32, /lib64, /libx32, /usr/lib,
 	// /usr/lib32, /usr/lib64, /usr/libx32, /usr/local/lib and its RPATH and
 	// RUNPATH, and read /etc/ld.so.cache and /etc/ld.so.preload. The
-	// spec's Dir is readable as a whole tree, so choose a Dir no wider than
-	// what the command may read. Descriptors the command inherits (its
+	// spec's Dir is not granted: the command starts there, but reads
+	// nothing in it unless Dir is listed here or under Write (an empty Dir
+	// is the gate's own working directory, which may be "/" or a home
+	// directory). Descriptors the command inherits (its
 	// stdin, stdout and stderr) work whatever the paths say; opening a
 	// path such as /dev/null does not. Nil or empty allows nothing more.
 	Read []string

@@ -57,9 +57,6 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 	add(c.Read, read)
 	add(c.Write, read|confine.AccessWrite)
 	add(c.Exec, read|confine.AccessExecute)
-	if inv.Dir != "" {
-		add([]string{inv.Dir}, read)
-	}
 	self := ""
 	if exe != nil {
 		self = "/proc/self/fd/" + strconv.Itoa(confine.ExecutableFD)

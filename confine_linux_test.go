@@ -149,7 +149,6 @@ func TestConfine_CatReadsOnlyAllowedPaths(t *testing.T) {
 		assertRefused(t, runSpec(t, confined(allowed)))
 		return
 	}
-	// Dir is readable as a whole: it must not hold the secret.
 	res := runSpec(t, confined(allowed))
 	require.True(t, res.OK, "%+v", res)
 	assert.Equal(t, "allowed content\n", res.Stdout)
@@ -780,4 +779,48 @@ func TestConfine_WithoutUserNamespaces(t *testing.T) {
 	assert.Equal(t, 0, o.ExitCode, "%s", o.Stderr)
 	assert.Equal(t, "connected\n", string(o.Stdout), "the network is shared")
 	assert.Equal(t, []string{confine.UnappliedNetwork}, o.Unconfined)
+}
+
+// TestConfine_DirIsNotGranted checks that a confined command cannot read
+// its working directory unless the confinement lists it, also when that
+// directory is the gate's own default, "/".
+func TestConfine_DirIsNotGranted(t *testing.T) {
+	cat := lookTool(t, "cat")
+	dir, _, secret := fixture(t)
+	rel, err := filepath.Rel(dir, secret)
+	require.NoError(t, err)
+	for _, spec := range []CommandSpec{
+		{Command: cat, Args: Fixed(rel), Dir: dir, Confine: &Confinement{Network: true}},
+		{Command: cat, Args: Fixed("etc/passwd"), Dir: "/", Confine: &Confinement{Network: true}},
+	} {
+		if !requireSupport(t, true, false) {
+			assertRefused(t, runSpec(t, spec))
+			continue
+		}
+		res := runSpec(t, spec)
+		assert.Equal(t, TerminationExit, res.Termination, "%+v", res)
+		assert.NotZero(t, res.ExitCode, "read %v from its Dir", spec.Args)
+		assert.Contains(t, res.Stderr, "Permission denied")
+		assert.Empty(t, res.Stdout)
+	}
+}
+
+// TestConfine_InheritedDescriptorsDoNotReachTheTarget opens a file without
+// close-on-exec in the gate's process, as a launcher might leave one, and
+// checks that the confined command does not hold it.
+func TestConfine_InheritedDescriptorsDoNotReachTheTarget(t *testing.T) {
+	ls := lookTool(t, "ls")
+	_, _, secret := fixture(t)
+	fd, err := syscall.Open(secret, syscall.O_RDONLY, 0) // no O_CLOEXEC, on purpose
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	spec := CommandSpec{Command: ls, Args: Fixed("-l", "/proc/self/fd/"), Dir: "/",
+		Confine: &Confinement{Read: []string{"/proc"}, Network: true}}
+	if !requireSupport(t, true, false) {
+		assertRefused(t, runSpec(t, spec))
+		return
+	}
+	res := runSpec(t, spec)
+	require.True(t, res.OK, "%+v", res)
+	assert.NotContains(t, res.Stdout, secret, "the confined command holds a descriptor of the gate's process")
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -78,10 +79,11 @@ func accept(token string) (*Request, *os.File, error) {
 			return nil, nil, fmt.Errorf("descriptor %d is not a pipe", fd)
 		}
 	}
-	// Close-on-exec first, so that none of these reaches the target.
-	for _, fd := range []int{RequestFD, StatusFD, ExecutableFD} {
-		unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC) // fails harmlessly on a closed descriptor
-	}
+	// Close-on-exec first, so that none of these reaches the target: the
+	// helper's own descriptors, and every other one above stderr that the
+	// program which started the gate may have left open (a socket would
+	// get around Network: false, a file around the Landlock rules).
+	closeAboveStderrOnExec()
 	b, err := readRequest()
 	if err != nil {
 		return nil, nil, err
@@ -267,4 +269,24 @@ func setLimits(l Limits) error {
 		}
 	}
 	return nil
+}
+
+// closeAboveStderrOnExec marks every descriptor above 2 close-on-exec, with
+// close_range where the kernel has it (5.11) and one by one otherwise.
+func closeAboveStderrOnExec() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		for fd := 3; fd < 1024; fd++ {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC) // fails harmlessly on a closed descriptor
+		}
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
 }
