@@ -37,8 +37,9 @@ stdout: every command name of the configuration is a tool, and every call
 runs as one principal, --principal or else the configuration's
 server.principal. A call the policy holds for approval is, by --approvals:
 elicit (the default) asked of the client's user when the client supports
-elicitation, else left pending; pending, always left pending for an
-out-of-band approver; refuse, refused. Pending approvals can be decided
+elicitation, else left pending; pending (the default with --approver-http,
+which refuses elicit), always left pending for an out-of-band approver;
+refuse, refused. Pending approvals can be decided
 only through --approver-http ADDR, which serves the approval routes of the
 HTTP API (GET /v1/approvals, POST /v1/approvals/{id}) to the
 configuration's server.approvers; without it a pending approval expires
@@ -63,7 +64,7 @@ does not load or has no tokens for --http.
 		var o serveOptions
 		fs.StringVar(&o.config, "config", "", "the configuration `FILE` (required)")
 		fs.StringVar(&o.principal, "principal", "", "over stdio, the principal `P` of every call (default: the config's server.principal)")
-		fs.StringVar(&o.approvals, "approvals", "elicit", "over stdio, what to do with calls that need approval: elicit, pending or refuse")
+		fs.StringVar(&o.approvals, "approvals", "", "over stdio, what to do with calls that need approval: elicit, pending or refuse (default elicit, or pending with --approver-http)")
 		fs.StringVar(&o.approverHTTP, "approver-http", "", "over stdio, also serve the approval routes at `ADDR` (HOST:PORT)")
 		fs.StringVar(&o.http, "http", "", "serve the HTTP API at `ADDR` (HOST:PORT) instead of MCP on stdio")
 		fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with the certificate in `FILE` (PEM); needs --tls-key")
@@ -97,12 +98,23 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	if o.config == "" {
 		return c.usageError("--config is required")
 	}
+	if o.http != "" && (o.principal != "" || o.approvals != "" || o.approverHTTP != "") {
+		return c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --http, each token names its principal and approvals are always pending")
+	}
+	// With out-of-band approvers, the MCP client must not be able to
+	// approve by answering an elicitation: that would let the proposer
+	// approve its own call and bypass the configured approvers.
+	switch {
+	case o.approvals == "" && o.approverHTTP != "":
+		o.approvals = "pending"
+	case o.approvals == "":
+		o.approvals = "elicit"
+	case o.approvals == "elicit" && o.approverHTTP != "":
+		return c.usageError("--approvals elicit cannot go with --approver-http: the MCP client could approve its own calls past the configured approvers")
+	}
 	mode, ok := approvalModes[o.approvals]
 	if !ok {
 		return c.usageError("--approvals must be elicit, pending or refuse, not %q", o.approvals)
-	}
-	if o.http != "" && (o.principal != "" || o.approvals != "elicit" || o.approverHTTP != "") {
-		return c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --http, each token names its principal and approvals are always pending")
 	}
 	addr := o.http
 	if addr == "" {
