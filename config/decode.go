@@ -79,6 +79,7 @@ type ruleDoc struct {
 	name, action val[string]
 	tools        []val[string]
 	toolsNode    *yaml.Node
+	examples     *examplesDoc // nil when the key is absent
 }
 
 // rateDoc is a policy's rate_limit mapping.
@@ -138,7 +139,8 @@ type commandDoc struct {
 	limitsDoc
 	description                                  val[string]
 	readOnly, destructive, idempotent, openWorld val[bool]
-	confine                                      *confineDoc // nil when the key is absent
+	confine                                      *confineDoc  // nil when the key is absent
+	examples                                     *examplesDoc // nil when the key is absent
 }
 
 type flagDoc struct {
@@ -601,6 +603,9 @@ func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc
 		"confine": func(k, v *yaml.Node, p string) {
 			c.confine = d.confine(k, v, p)
 		},
+		"examples": func(k, v *yaml.Node, p string) {
+			c.examples = d.examples(k, v, p, false)
+		},
 	}
 	d.limits(&c.limitsDoc, hs)
 	d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"stdin": true}})
@@ -685,6 +690,9 @@ func (d *decoder) rule(n *yaml.Node, path string) *ruleDoc {
 		"tools": func(k, v *yaml.Node, p string) {
 			r.toolsNode = v
 			d.strings(&r.tools)(k, v, p)
+		},
+		"examples": func(k, v *yaml.Node, p string) {
+			r.examples = d.examples(k, v, p, true)
 		},
 	}})
 	return r

@@ -154,6 +154,10 @@
 //	                    enforced
 //	confine             replaces the tool's confine whole (nothing of the
 //	                    tool's is merged in); unset inherits the tool's
+
+//	examples            {allow: [...], refuse: [...]}: calls that must
+//	                    pass and must be refused; checked at load time
+//	                    (see "Examples")
 //
 // Subcommand keys must match ^[a-z][a-z0-9-]*$, at most 64 bytes.
 //
@@ -232,6 +236,44 @@
 // 2GiB ("4GiB"); cpu, memory, files, file_size and processes must be more
 // than zero (leave a key out for no limit).
 //
+// # Examples
+//
+// A command entry, a bare entry and a policy rule may carry examples:
+// calls the author means to be let through (allow) and calls that must
+// be refused (refuse). Load runs every example through an
+// execgate.Executor built on the loaded Allowlist, whose ExecFn starts
+// nothing, and fails, placing the
+// problem on the example's line, when an allow example is refused (the
+// message carries the refusal) or a refuse example gets through (the
+// message carries the argv it would have run).
+//
+//	commands:
+//	  log:
+//	    flags: [{name: max-count, value: int, min: 1, max: 500}]
+//	    examples:
+//	      allow: [{args: [--max-count, "5"]}, {}]
+//	      refuse: [{args: [--max-count, "0"]}, {args: [--all]}]
+//
+// An entry of a command's or a bare entry's lists is the call's arguments
+// object (the JSON Run takes) written as a YAML mapping; an empty entry
+// is {}. Values keep their YAML types, so quote a number that is an
+// argv token ("5"). These examples run as "<tool>.<subcommand>" or
+// "<tool>.run" without a policy and without a principal: they test the
+// command's grammar, not who may call it.
+//
+// An entry of a rule's lists is a mapping of principal (optional; unset
+// is a call without a principal), tool (required: the requested name,
+// such as "git.log" or "terraform.apply") and input (optional; the
+// arguments object, {} when unset). These run with the principal
+// (execgate.WithPrincipal), through a new policy.Engine built from the
+// policies section without its rate limits and without any grant, so
+// that they test the rules, not state that changes while a program runs;
+// each dispatcher's default_action applies as always. A rule's example
+// is let through when the call runs or needs an approval
+// (require_approval), and refused when it is not allowlisted, its input
+// is invalid, or it is denied; the example does not check which rule
+// decided.
+//
 // # Policies and grants
 //
 // Without a policies section, Loaded.Policy is nil, and an Executor built
@@ -276,6 +318,8 @@
 //	                    1-based position ("agents/no-destroy", "agents/2");
 //	                    at most 64 ASCII letters, digits, '_' and '-';
 //	                    unique in its policy; not "default", not all digits
+//	examples            optional; {allow: [...], refuse: [...]}, each entry
+//	                    {principal, tool, input}; see "Examples"
 //
 // In patterns, '*' matches any run of characters, dots included, and '?'
 // one character; a pattern matches the whole name, case-sensitively. A

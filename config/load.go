@@ -277,6 +277,14 @@ func load(name string, data []byte, opts policy.Options) (*Loaded, error) {
 		b.place(err)
 		return nil, p.err()
 	}
+	var pols []policy.Policy
+	if sec != nil {
+		pols = sec.policies
+	}
+	p.runExamples(doc, allow, pols, opts)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
 	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name}
 	if sec != nil {
 		l.Policy, l.Engine = sec.engine, sec.engine

@@ -336,7 +336,7 @@ func TestPolicyErrors(t *testing.T) {
 		{name: "empty principal", text: "  - {name: p, principal: \"\", rules: []}\n",
 			line: 4, path: "policies[0].principal", message: "empty pattern"},
 		{name: "unknown rule key", text: "  - {name: p, principal: \"*\", rules: [{tools: [x], action: allow, when: always}]}\n",
-			line: 4, path: "policies[0].rules[0].when", message: `unknown key "when" (known keys: action, name, tools)`},
+			line: 4, path: "policies[0].rules[0].when", message: `unknown key "when" (known keys: action, examples, name, tools)`},
 		{name: "duplicate key", text: "  - {name: p, principal: \"*\", rules: [], name: q}\n",
 			line: 4, path: "policies[0].name", message: "duplicate key (first at line 4)"},
 		{name: "unknown rate_limit key", text: "  - {name: p, principal: \"*\", rules: [], rate_limit: {per_hour: 5}}\n",

@@ -17,6 +17,8 @@
 //	execgate serve --config FILE [--principal P] [--approvals elicit|pending|refuse] [--approver-http ADDR] [--audit FILE]
 //	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
 //	execgate check --config FILE
+//	execgate explain --config FILE [--principal P] [--json] NAME [INPUT]
+//	execgate test  --config FILE CASES.yaml
 //	execgate run   --config FILE [--principal P] [--audit FILE] NAME [INPUT]
 //	execgate tools --config FILE
 //	execgate audit verify FILE
@@ -31,7 +33,19 @@
 // kernel supports for confine (warning about tools whose required
 // confinement it cannot give). run makes one call and
 // prints its Result as JSON. tools prints the tools with their input
-// schemas as JSON. audit verify checks a hash-chained audit file written
+// schemas as JSON. explain shows, step by step and without running
+// anything, what the gate does with one call: lookup (the spec and its
+// mode), validation (the argv, or each refused token with the rule that
+// refused it), the policy's rule and grant, the floor (default_action)
+// and the verdict (run, approval, refused); --json prints it as
+// {name, principal, steps: [{step, outcome, detail, ...}], argv, verdict,
+// kind, error}. test runs a table of calls (CASES.yaml; see "execgate
+// help test") and compares each with its expected outcome: allow with
+// exact args, approval, or refuse with an error kind (not_found,
+// validation, policy); it prints a line per case and, for a mismatch,
+// the expectation and the outcome, for operators' CI. A configuration's
+// own examples (see package config) are checked by every command that
+// loads it. audit verify checks a hash-chained audit file written
 // with --audit. token makes a bearer token and the sha256 entry for the
 // configuration's server section. "execgate help COMMAND" and
 // "execgate COMMAND -h" print a command's flags. Flags come before
@@ -40,13 +54,16 @@
 // # Exit codes
 //
 //	0  done: the configuration loads, the command ran and exited 0, the
-//	   audit chain is intact, the server stopped cleanly
+//	   audit chain is intact, the server stopped cleanly, explain's call
+//	   would run or needs an approval, every case of test passes
 //	1  refused or failed: run's call was refused (the error is printed on
 //	   stderr as JSON, nothing ran) or its command ran and did not exit 0
 //	   (the Result is still printed on stdout, with the child's exitCode);
-//	   an audit file is broken; a server failed while running
+//	   an audit file is broken; a server failed while running; explain's
+//	   call is refused; a case of test does not pass
 //	2  usage error, or a configuration that does not load (every problem
-//	   printed on stderr, one per line, with its line and column)
+//	   printed on stderr, one per line, with its line and column, failing
+//	   examples included), or a cases file test cannot use
 //
 // # Principals and tokens
 //

@@ -115,3 +115,12 @@ func TestExample_ServeStdio(t *testing.T) {
 	assert.True(t, strings.HasSuffix(r.Stdout, " status --short --\n"), r.Stdout)
 	assert.NotEqual(t, os.Getenv("PATH"), "", "the test's own PATH is untouched")
 }
+
+// TestExample_CasesPass runs the cases file shipped next to
+// examples/tools.yaml, as an operator's CI would.
+func TestExample_CasesPass(t *testing.T) {
+	t.Setenv("PATH", standIns(t, exampleTools...))
+	code, out, errOut := runCLI(t, "", "test", "--config", examplePath, "../../examples/tools_test.yaml")
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, "9 cases, 9 passed, 0 failed")
+}

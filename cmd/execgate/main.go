@@ -64,7 +64,7 @@ func (cmd *command) help() string {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCmd, checkCmd, runCmd, toolsCmd, auditCmd, tokenCmd, versionCmd}
+	commands = []*command{serveCmd, checkCmd, explainCmd, testCmd, runCmd, toolsCmd, auditCmd, tokenCmd, versionCmd}
 }
 
 const mainUsage = `execgate serves an allowlist of commands to AI agents: every call is
@@ -80,8 +80,8 @@ Commands:
 Run "execgate help <command>" or "execgate <command> -h" for a command's flags.
 
 Exit codes: 0 ok; 1 refused or failed (a call was refused, a command
-that ran did not exit 0, an audit file is broken); 2 usage error or a
-configuration that does not load.
+that ran did not exit 0, an audit file is broken, a test case failed);
+2 usage error or a configuration that does not load.
 `
 
 func (c *cli) run(ctx context.Context, args []string) int {

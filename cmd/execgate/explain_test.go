@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const gateConfig = "testdata/gate.yaml"
+
+func TestExplain_JSONNamesTheRefusedTokenAndItsRule(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "explain", "--config", gateConfig, "--principal", "agent-1", "--json",
+		"log.show", `{"args":["--oneline","-n","99","--all"]}`)
+	require.Equal(t, exitFailed, code, errOut)
+	var ex explanation
+	require.NoError(t, json.Unmarshal([]byte(out), &ex), out)
+	assert.Equal(t, verdictRefused, ex.Verdict)
+	assert.Equal(t, refusedValidation, ex.Kind)
+	require.Len(t, ex.Steps, 2)
+	assert.Equal(t, step{Step: "lookup", Outcome: "found", Spec: "log.show", Mode: "declared", Detail: ex.Steps[0].Detail}, ex.Steps[0])
+	v := ex.Steps[1]
+	assert.Equal(t, "validation", v.Step)
+	assert.Equal(t, "refused", v.Outcome)
+	require.Len(t, v.Tokens, 2)
+	assert.Equal(t, "99", v.Tokens[0].Token)
+	assert.Equal(t, 2, *v.Tokens[0].Index)
+	assert.Equal(t, "the value of --max-count must be an integer from 1 to 50", v.Tokens[0].Rule)
+	assert.Equal(t, "--all", v.Tokens[1].Token)
+	assert.Equal(t, "undeclared flag", v.Tokens[1].Rule)
+	assert.Empty(t, ex.Argv)
+}
+
+func TestExplain_Steps(t *testing.T) {
+	for _, tc := range []struct {
+		name, principal, tool, input string
+		code                         int
+		verdict, kind                string
+		policy, rule, floor          string
+	}{
+		{"runs", "agent-1", "log.show", `{"args":["main"]}`, exitOK, verdictRun, "", "allow", "agents/reads", "allow"},
+		{"policy denies", "stranger", "log.show", `{}`, exitFailed, verdictRefused, refusedPolicy, "deny", "default", "allow"},
+		{"floor raises", "agent-1", "deploy.staging", `{"args":["--fast"]}`, exitOK, verdictApproval, "", "allow", "agents/deploys", "require_approval"},
+		{"rule denies", "agent-1", "deploy.prod", `{}`, exitFailed, verdictRefused, refusedPolicy, "deny", "agents/no-deploy-prod", "require_approval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "explain", "--config", gateConfig, "--principal", tc.principal, "--json", tc.tool, tc.input)
+			require.Equal(t, tc.code, code, errOut)
+			var ex explanation
+			require.NoError(t, json.Unmarshal([]byte(out), &ex), out)
+			assert.Equal(t, tc.verdict, ex.Verdict)
+			assert.Equal(t, tc.kind, ex.Kind)
+			require.Len(t, ex.Steps, 4, out)
+			assert.Equal(t, tc.policy, ex.Steps[2].Outcome)
+			assert.Equal(t, tc.rule, ex.Steps[2].Rule)
+			assert.Equal(t, tc.floor, ex.Steps[3].Outcome)
+			if tc.verdict != verdictRefused {
+				assert.Equal(t, "/bin/echo", ex.Argv[0])
+			}
+		})
+	}
+	code, out, _ := runCLI(t, "", "explain", "--config", gateConfig, "log.nope")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, "1. lookup     refused")
+	assert.Contains(t, out, "verdict: refused (not_found)")
+}
+
+func TestTest_PassingTable(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "test", "--config", gateConfig, "testdata/cases_pass.yaml")
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, `ok   testdata/cases_pass.yaml:2 "log.show" (recent commits): allow`)
+	assert.Contains(t, out, "6 cases, 6 passed, 0 failed")
+	assert.NotContains(t, out, "FAIL")
+}
+
+func TestTest_FailingTableShowsDiffs(t *testing.T) {
+	code, out, _ := runCLI(t, "", "test", "--config", gateConfig, "testdata/cases_fail.yaml")
+	require.Equal(t, exitFailed, code, out)
+	assert.Contains(t, out, `FAIL testdata/cases_fail.yaml:2 "log.show" (wrong argv)
+  - want: allow ["log" "show" "--oneline" "main"]
+  + got:  allow ["log" "show" "--oneline"]
+`)
+	assert.Contains(t, out, `ok   testdata/cases_fail.yaml:8 "log.show": allow`)
+	assert.Contains(t, out, `FAIL testdata/cases_fail.yaml:11 "deploy.staging" (not a refusal)
+  - want: refuse (policy)
+  + got:  approval ["staging"]
+`)
+	assert.Contains(t, out, `  - want: refuse (policy)
+  + got:  refuse (validation): invalid input for "log.show": args[0]: "--all": undeclared flag
+`)
+	assert.Contains(t, out, "4 cases, 1 passed, 3 failed")
+}
+
+func TestTest_BadFilesExit2(t *testing.T) {
+	for name, text := range map[string]string{
+		"unknown key":  "cases: [{tool: log.show, want: allow, wnat: x}]",
+		"bad want":     "cases: [{tool: log.show, want: maybe}]",
+		"bad error":    "cases: [{tool: log.show, want: refuse, error: nope}]",
+		"no tool":      "cases: [{want: allow}]",
+		"no cases":     "cases: []",
+		"bad yaml":     "cases: [",
+		"top key":      "case: []",
+		"input string": "cases: [{tool: log.show, want: allow, input: '{}'}]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", "test", "--config", gateConfig, writeFile(t, "cases.yaml", text))
+			assert.Equal(t, exitUsage, code)
+			assert.NotEmpty(t, errOut)
+		})
+	}
+	code, _, _ := runCLI(t, "", "test", "--config", gateConfig, "testdata/missing.yaml")
+	assert.Equal(t, exitUsage, code)
+	code, _, errOut := runCLI(t, "", "test", "--config", writeFile(t, "bad.yaml", "version: 2\ntools: []\n"), "testdata/cases_pass.yaml")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "unsupported version")
+}

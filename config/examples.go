@@ -1,0 +1,287 @@
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/policy"
+)
+
+// This file decodes the examples of commands, bare entries and policy
+// rules, and runs them through the gate once the configuration is built.
+
+// examplesDoc is the value of an examples key.
+type examplesDoc struct {
+	allow, refuse []*exampleDoc
+}
+
+// exampleDoc is one entry of an allow or refuse list.
+type exampleDoc struct {
+	node *yaml.Node
+	path string
+
+	input     json.RawMessage // the call's arguments; nil when unusable
+	principal val[string]     // rule examples only
+	tool      val[string]     // rule examples only
+}
+
+// examples decodes the value of an examples key. For a rule, each entry
+// is {principal, tool, input}; otherwise each entry is the arguments
+// object itself.
+func (d *decoder) examples(_, n *yaml.Node, path string, rule bool) *examplesDoc {
+	e := &examplesDoc{}
+	list := func(dst *[]*exampleDoc) handler {
+		return func(_, v *yaml.Node, lp string) {
+			d.list(v, lp, func(_ int, item *yaml.Node, ip string) {
+				ex := &exampleDoc{node: item, path: ip}
+				if rule {
+					d.ruleExample(ex, item, ip)
+				} else {
+					ex.input = d.jsonObject(item, ip)
+				}
+				*dst = append(*dst, ex)
+			})
+		}
+	}
+	d.mapping(n, path, fields{handlers: map[string]handler{
+		"allow":  list(&e.allow),
+		"refuse": list(&e.refuse),
+	}})
+	return e
+}
+
+// ruleExample decodes a policy rule's example: {principal, tool, input}.
+func (d *decoder) ruleExample(ex *exampleDoc, n *yaml.Node, path string) {
+	ex.input = json.RawMessage("{}")
+	present := d.mapping(n, path, fields{handlers: map[string]handler{
+		"principal": d.str(&ex.principal),
+		"tool":      d.str(&ex.tool),
+		"input": func(_, v *yaml.Node, ip string) {
+			ex.input = d.jsonObject(v, ip)
+		},
+	}, nullOK: map[string]bool{"input": true}})
+	if n.Kind == yaml.MappingNode && !present["tool"] {
+		d.add(n, keyPath(path, "tool"), "required: the command name to call, such as git.log")
+	}
+}
+
+// jsonObject converts an arguments object written in YAML to JSON. Null
+// is the empty object.
+func (d *decoder) jsonObject(n *yaml.Node, path string) json.RawMessage {
+	if isNull(n) {
+		return json.RawMessage("{}")
+	}
+	if n.Kind != yaml.MappingNode {
+		d.add(n, path, "must be a mapping of the call's arguments, not %s", describe(n))
+		return nil
+	}
+	v, ok := d.jsonValue(n, path)
+	if !ok {
+		return nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		d.add(n, path, "cannot be written as JSON: %v", err)
+		return nil
+	}
+	return out
+}
+
+// jsonValue converts a YAML value to the value json.Marshal writes.
+func (d *decoder) jsonValue(n *yaml.Node, path string) (any, bool) {
+	if !d.usable(n, path) {
+		return nil, false
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		ok := true
+		d.pairs(n, path, func(name string, _, v *yaml.Node, kp string) {
+			x, good := d.jsonValue(v, kp)
+			ok = ok && good
+			m[name] = x
+		})
+		return m, ok
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		ok := true
+		for i, e := range n.Content {
+			x, good := d.jsonValue(e, indexPath(path, i))
+			ok = ok && good
+			s = append(s, x)
+		}
+		return s, ok
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!str":
+			return n.Value, true
+		case "!!null":
+			return nil, true
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err == nil {
+				return b, true
+			}
+		case "!!int":
+			var i int64
+			if err := n.Decode(&i); err == nil {
+				return i, true
+			}
+		case "!!float":
+			var f float64
+			if err := n.Decode(&f); err == nil {
+				if _, err := json.Marshal(f); err == nil {
+					return f, true
+				}
+			}
+		}
+	}
+	d.add(n, path, "%s cannot be part of a JSON arguments object; put it in quotes", describe(n))
+	return nil, false
+}
+
+// exampleRun is one example to run: the command name, the principal, and
+// whether the gate must let it through.
+type exampleRun struct {
+	ex        *exampleDoc
+	name      string
+	principal string
+	allow     bool
+}
+
+// collect lists the examples of e for the command name (when name is
+// not "", for commands and bare entries) or for a rule.
+func (e *examplesDoc) collect(name string) []exampleRun {
+	if e == nil {
+		return nil
+	}
+	var out []exampleRun
+	add := func(list []*exampleDoc, allow bool) {
+		for _, ex := range list {
+			if ex.input == nil {
+				continue // already reported
+			}
+			r := exampleRun{ex: ex, name: name, allow: allow}
+			if name == "" {
+				if !ex.tool.set {
+					continue
+				}
+				r.name, r.principal = ex.tool.v, ex.principal.v
+			}
+			out = append(out, r)
+		}
+	}
+	add(e.allow, true)
+	add(e.refuse, false)
+	return out
+}
+
+// runExamples runs every example of doc through an Executor built on
+// allow, with a Recorder for an ExecFn, and records a problem for every
+// example whose outcome is not the one it claims. Examples of commands
+// and bare entries are decided without a policy (they test the command's
+// grammar); examples of policy rules are decided by a new Engine with
+// the same policies but no rate limits and no grants, so that they test
+// the rules and nothing that changes while the program runs.
+func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies []policy.Policy, opts policy.Options) {
+	var cmds []exampleRun
+	for _, t := range doc.tools {
+		if t.bare != nil {
+			cmds = append(cmds, t.bare.examples.collect(t.name.v+".run")...)
+		}
+		for _, c := range t.commands {
+			cmds = append(cmds, c.examples.collect(t.name.v+"."+c.name)...)
+		}
+	}
+	var rules []exampleRun
+	for _, pd := range doc.policies {
+		for _, rd := range pd.rules {
+			rules = append(rules, rd.examples.collect("")...)
+		}
+	}
+	if len(cmds) > 0 {
+		x, err := execgate.NewExecutor(execgate.Config{Allowlist: allow, ExecFn: startNothing})
+		if err != nil {
+			p.at(0, 0, "", "cannot run the examples: %v", err)
+			return
+		}
+		for _, r := range cmds {
+			p.checkExample(x, allow, r)
+		}
+	}
+	if len(rules) > 0 {
+		ps := make([]policy.Policy, len(policies))
+		for i, pol := range policies {
+			pol.RateLimit = policy.RateLimit{}
+			ps[i] = pol
+		}
+		engine, err := policy.New(ps, opts)
+		var x *execgate.Executor
+		if err == nil {
+			x, err = execgate.NewExecutor(execgate.Config{Allowlist: allow, Policy: engine, ExecFn: startNothing})
+		}
+		if err != nil {
+			p.at(0, 0, "", "cannot run the examples: %v", err)
+			return
+		}
+		for _, r := range rules {
+			p.checkExample(x, allow, r)
+		}
+	}
+}
+
+// checkExample runs one example and records a problem if its outcome is
+// not what it claims. A call that needs an approval counts as let
+// through.
+func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist, r exampleRun) {
+	ctx := context.Background()
+	if r.principal != "" {
+		ctx = execgate.WithPrincipal(ctx, r.principal)
+	}
+	_, err := x.Run(ctx, r.name, r.ex.input)
+	var pe *execgate.PolicyError
+	needsApproval := errors.As(err, &pe) && pe.Action == execgate.ActionRequireApproval
+	kind := "allow"
+	if !r.allow {
+		kind = "refuse"
+	}
+	line, col := r.ex.node.Line, r.ex.node.Column
+	switch {
+	case r.allow && err != nil && !needsApproval:
+		p.at(line, col, r.ex.path, "%s example for %s was refused: %s", kind, quote(r.name), strings.TrimPrefix(err.Error(), "execgate: "))
+	case !r.allow && (err == nil || needsApproval):
+		prop, _ := execgate.NewProposer(allow).Check(r.name, r.ex.input)
+		how := "was accepted"
+		if needsApproval {
+			how = "was let through (it needs an approval"
+			if pe.Rule != "" {
+				how += ", rule " + quote(pe.Rule)
+			}
+			how += ")"
+		}
+		p.at(line, col, r.ex.path, "%s example for %s %s, argv: %s", kind, quote(r.name), how, argvString(prop.Command, prop.Args))
+	}
+}
+
+// argvString writes an argv for a message: [cmd "arg" ...].
+func argvString(cmd string, args []string) string {
+	parts := make([]string, 0, len(args)+1)
+	parts = append(parts, strconv.Quote(cmd))
+	for _, a := range args {
+		parts = append(parts, strconv.Quote(a))
+	}
+	return fmt.Sprintf("[%s]", strings.Join(parts, " "))
+}
+
+// startNothing is the ExecFn of the Executors that check examples: it
+// reports a clean exit and starts no process.
+func startNothing(context.Context, execgate.Invocation) execgate.Outcome {
+	return execgate.Outcome{}
+}
