@@ -116,8 +116,10 @@ type step struct {
 	Spec    string       `json:"spec,omitempty"`
 	Mode    string       `json:"mode,omitempty"`
 	Tokens  []tokenIssue `json:"tokens,omitempty"`
-	Rule    string       `json:"rule,omitempty"`
-	Grant   string       `json:"grant,omitempty"`
+	// Args says, for an accepted call, why each argument is there.
+	Args  []execgate.ArgNote `json:"args,omitempty"`
+	Rule  string             `json:"rule,omitempty"`
+	Grant string             `json:"grant,omitempty"`
 }
 
 // tokenIssue is one refused part of the input: the field, the token it
@@ -157,7 +159,8 @@ func explain(ctx context.Context, l *config.Loaded, name, principal string, inpu
 		return refuse(refusedValidation, err)
 	}
 	ex.Argv = append([]string{prop.Command}, prop.Args...)
-	ex.Steps = append(ex.Steps, step{Step: "validation", Outcome: "accepted", Detail: "argv " + quoteArgv(ex.Argv)})
+	notes, _ := execgate.NewProposer(l.Allowlist).Explain(name, input) // accepted just above
+	ex.Steps = append(ex.Steps, step{Step: "validation", Outcome: "accepted", Detail: "argv " + quoteArgv(ex.Argv), Args: notes})
 
 	// The policy and the floor: through an Executor, as Run decides,
 	// with the policy's answer recorded on the way.
@@ -291,6 +294,9 @@ func (ex *explanation) print(w io.Writer) {
 	fmt.Fprintf(w, "call %s by %s\n", strconv.Quote(ex.Name), who)
 	for i, s := range ex.Steps {
 		fmt.Fprintf(w, "%d. %-10s %s: %s\n", i+1, s.Step, s.Outcome, s.Detail)
+		for i, a := range s.Args {
+			fmt.Fprintf(w, "     arg %d %s: %s\n", i+1, strconv.Quote(a.Arg), a.Why)
+		}
 		for _, t := range s.Tokens {
 			switch {
 			case t.Index != nil:

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate"
 )
 
 const gateConfig = "testdata/gate.yaml"
@@ -114,4 +116,22 @@ func TestTest_BadFilesExit2(t *testing.T) {
 	code, _, errOut := runCLI(t, "", "test", "--config", writeFile(t, "bad.yaml", "version: 2\ntools: []\n"), "testdata/cases_pass.yaml")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "unsupported version")
+}
+
+func TestExplain_JSONSaysWhyEachAcceptedArgument(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "explain", "--config", gateConfig, "--principal", "agent-1", "--json",
+		"log.show", `{"args":["-n","5","--oneline","main"]}`)
+	require.NotEqual(t, exitUsage, code, errOut)
+	var ex explanation
+	require.NoError(t, json.Unmarshal([]byte(out), &ex), out)
+	require.GreaterOrEqual(t, len(ex.Steps), 2)
+	v := ex.Steps[1]
+	require.Equal(t, "accepted", v.Outcome)
+	assert.Equal(t, []execgate.ArgNote{
+		{Arg: "log", Why: "fixed leading argument of the spec"},
+		{Arg: "show", Why: "fixed leading argument of the spec"},
+		{Arg: "--max-count=5", Why: `declared flag --max-count with its value "5", an integer from 1 to 50`},
+		{Arg: "--oneline", Why: "declared flag --oneline"},
+		{Arg: "main", Why: "positional argument, matching ^[a-z]+$"},
+	}, v.Args)
 }
