@@ -25,15 +25,17 @@ Explain loads the configuration and shows what the gate does with the
 call NAME INPUT (a JSON arguments object; {} when left out, "-" reads it
 from stdin), one step at a time: lookup (the spec that serves the name
 and its mode: declared, dispatcher or bare), validation (the argv it
-builds, or every refused token with the rule that refused it), policy
+builds with the part of the spec that accepted or placed each argument,
+or every refused token with the rule that refused it), policy
 (the action, the rule and the grant that decided), floor (the tool's
 default_action), and the verdict: run (would run now), approval (needs
 a person's approval) or refused. It starts no process: the call goes
 through the real gate with an ExecFn that records instead of running.
 The principal is --principal, else the server section's stdio principal.
 With --json it prints the same as one JSON object: name, principal,
-steps (each {step, outcome, detail}, with spec, mode, tokens, rule and
-grant where they apply), argv, verdict, and kind and error when refused.
+steps (each {step, outcome, detail}, with spec, mode, args, tokens, rule
+and grant where they apply), argv, verdict, and kind and error when
+refused.
 
 Exit codes: 0 the call would run or needs an approval; 1 it is refused;
 2 usage error or a configuration that does not load.
