@@ -156,7 +156,9 @@
 // deciding who may call Execute, and who may write to a shared store, is up
 // to the program that embeds the gate. Proposer.Check validates a call
 // without a store or any means to run it; the Proposal it returns cannot be
-// executed.
+// executed. Proposer.Explain validates the same way and says, for each
+// argument of an accepted call, which part of the spec accepted or placed
+// it.
 //
 // # Confinement
 //
