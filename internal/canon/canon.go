@@ -14,33 +14,30 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
-	"io"
 )
 
-// Hasher writes the canonical encoding of a sequence of values into a
-// SHA-256 hash.
+// Hasher collects the canonical encoding of a sequence of values and hashes
+// it with SHA-256. The encoding is built in one buffer and hashed once, so
+// writing a value copies it once and allocates nothing per value.
 type Hasher struct {
-	h   hash.Hash
-	buf [8]byte
+	buf []byte
 }
 
 // New starts an encoding for the given domain, such as
 // "execgate.approval.v1".
 func New(domain string) *Hasher {
-	e := &Hasher{h: sha256.New()}
+	e := &Hasher{buf: make([]byte, 0, 256)}
 	e.str(domain)
 	return e
 }
 
 func (e *Hasher) u64(v uint64) {
-	binary.BigEndian.PutUint64(e.buf[:], v)
-	e.h.Write(e.buf[:])
+	e.buf = binary.BigEndian.AppendUint64(e.buf, v)
 }
 
 func (e *Hasher) str(s string) {
 	e.u64(uint64(len(s)))
-	io.WriteString(e.h, s) // no copy where the hash takes strings
+	e.buf = append(e.buf, s...)
 }
 
 // String writes a labelled string.
@@ -53,7 +50,7 @@ func (e *Hasher) String(label, s string) {
 func (e *Hasher) Bytes(label string, b []byte) {
 	e.str(label)
 	e.u64(uint64(len(b)))
-	e.h.Write(b)
+	e.buf = append(e.buf, b...)
 }
 
 // Int writes a labelled integer.
@@ -73,5 +70,6 @@ func (e *Hasher) Strings(label string, ss []string) {
 
 // Sum returns the lowercase hex SHA-256 of everything written.
 func (e *Hasher) Sum() string {
-	return hex.EncodeToString(e.h.Sum(nil))
+	sum := sha256.Sum256(e.buf)
+	return hex.EncodeToString(sum[:])
 }
