@@ -1,7 +1,6 @@
 package execgate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1077,64 +1076,18 @@ func (p *flagsParse) stdin(in *string) {
 // flagSchemaNode is one JSON Schema object. Its fields are written in this
 // order, which keeps the bytes deterministic.
 type flagSchemaNode struct {
-	Type                 string           `json:"type,omitempty"`
-	Description          string           `json:"description,omitempty"`
-	Properties           *flagSchemaProps `json:"properties,omitempty"`
-	Items                *flagSchemaNode  `json:"items,omitempty"`
-	Enum                 []string         `json:"enum,omitempty"`
-	Pattern              string           `json:"pattern,omitempty"`
-	Minimum              *int64           `json:"minimum,omitempty"`
-	Maximum              *int64           `json:"maximum,omitempty"`
-	MinLength            *int             `json:"minLength,omitempty"`
-	MaxLength            *int             `json:"maxLength,omitempty"`
-	MaxItems             *int             `json:"maxItems,omitempty"`
-	AdditionalProperties *bool            `json:"additionalProperties,omitempty"`
-}
-
-// flagSchemaProps is a properties object that keeps its members in order.
-type flagSchemaProps struct {
-	names []string
-	nodes []*flagSchemaNode
-}
-
-func (ps *flagSchemaProps) add(name string, n *flagSchemaNode) {
-	ps.names = append(ps.names, name)
-	ps.nodes = append(ps.nodes, n)
-}
-
-// MarshalJSON implements json.Marshaler.
-func (ps *flagSchemaProps) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, name := range ps.names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(name)
-		if err != nil {
-			return nil, err
-		}
-		v, err := marshalFlagSchema(ps.nodes[i])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// marshalFlagSchema encodes n compactly, without HTML escaping.
-func marshalFlagSchema(n *flagSchemaNode) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(n); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	Type                 string                         `json:"type,omitempty"`
+	Description          string                         `json:"description,omitempty"`
+	Properties           *orderedProps[*flagSchemaNode] `json:"properties,omitempty"`
+	Items                *flagSchemaNode                `json:"items,omitempty"`
+	Enum                 []string                       `json:"enum,omitempty"`
+	Pattern              string                         `json:"pattern,omitempty"`
+	Minimum              *int64                         `json:"minimum,omitempty"`
+	Maximum              *int64                         `json:"maximum,omitempty"`
+	MinLength            *int                           `json:"minLength,omitempty"`
+	MaxLength            *int                           `json:"maxLength,omitempty"`
+	MaxItems             *int                           `json:"maxItems,omitempty"`
+	AdditionalProperties *bool                          `json:"additionalProperties,omitempty"`
 }
 
 // The characters plain text (string values, positionals without a pattern)
@@ -1150,11 +1103,11 @@ func (s *flagsSchema) buildJSONSchema() json.RawMessage {
 	f := false
 	maxArgs, maxBytes := MaxApprovalArgs, MaxApprovalArgBytes
 
-	flagProps := &flagSchemaProps{}
+	flagProps := &orderedProps[*flagSchemaNode]{}
 	for _, r := range s.rules {
 		flagProps.add(r.Name, r.jsonSchema())
 	}
-	top := &flagSchemaProps{}
+	top := &orderedProps[*flagSchemaNode]{}
 	top.add("flags", &flagSchemaNode{
 		Type:                 "object",
 		Description:          `Flags by declared name. A boolean flag is true (add it) or false (leave it out); a value flag takes its value, which becomes its own argument.`,
@@ -1180,7 +1133,7 @@ func (s *flagsSchema) buildJSONSchema() json.RawMessage {
 		Properties:           top,
 		AdditionalProperties: &f,
 	}
-	b, err := marshalFlagSchema(root)
+	b, err := marshalSchema(root)
 	if err != nil {
 		// Only strings, integers and booleans are encoded.
 		panic("execgate: encoding a flags JSON Schema: " + err.Error())

@@ -1,7 +1,6 @@
 package execgate
 
 import (
-	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -572,71 +571,29 @@ func fillProbe(v reflect.Value, nonZero bool, inPath map[reflect.Type]bool) {
 
 // schemaNode is one JSON Schema; its fields are written in this order.
 type schemaNode struct {
-	Type                 string        `json:"type,omitempty"`
-	Description          string        `json:"description,omitempty"`
-	Format               string        `json:"format,omitempty"`
-	ContentEncoding      string        `json:"contentEncoding,omitempty"`
-	Enum                 []any         `json:"enum,omitempty"`
-	Pattern              string        `json:"pattern,omitempty"`
-	MinLength            *int64        `json:"minLength,omitempty"`
-	MaxLength            *int64        `json:"maxLength,omitempty"`
-	Minimum              json.Number   `json:"minimum,omitempty"`
-	ExclusiveMinimum     json.Number   `json:"exclusiveMinimum,omitempty"`
-	Maximum              json.Number   `json:"maximum,omitempty"`
-	ExclusiveMaximum     json.Number   `json:"exclusiveMaximum,omitempty"`
-	Items                *schemaNode   `json:"items,omitempty"`
-	MinItems             *int64        `json:"minItems,omitempty"`
-	MaxItems             *int64        `json:"maxItems,omitempty"`
-	UniqueItems          bool          `json:"uniqueItems,omitempty"`
-	Properties           *schemaProps  `json:"properties,omitempty"`
-	Required             []string      `json:"required,omitempty"`
-	PropertyNames        *schemaNode   `json:"propertyNames,omitempty"`
-	AdditionalProperties any           `json:"additionalProperties,omitempty"` // false or *schemaNode
-	MinProperties        *int64        `json:"minProperties,omitempty"`
-	MaxProperties        *int64        `json:"maxProperties,omitempty"`
-	AllOf                []*schemaNode `json:"allOf,omitempty"`
-}
-
-// schemaProps is an object's properties, in field order.
-type schemaProps struct {
-	names []string
-	nodes []*schemaNode
-}
-
-// MarshalJSON writes the properties in field order.
-func (p *schemaProps) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, name := range p.names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := marshalSchema(name)
-		if err != nil {
-			return nil, err
-		}
-		v, err := marshalSchema(p.nodes[i])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// marshalSchema encodes v compactly without escaping <, > and &, which
-// patterns and descriptions often hold.
-func marshalSchema(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	Type                 string                     `json:"type,omitempty"`
+	Description          string                     `json:"description,omitempty"`
+	Format               string                     `json:"format,omitempty"`
+	ContentEncoding      string                     `json:"contentEncoding,omitempty"`
+	Enum                 []any                      `json:"enum,omitempty"`
+	Pattern              string                     `json:"pattern,omitempty"`
+	MinLength            *int64                     `json:"minLength,omitempty"`
+	MaxLength            *int64                     `json:"maxLength,omitempty"`
+	Minimum              json.Number                `json:"minimum,omitempty"`
+	ExclusiveMinimum     json.Number                `json:"exclusiveMinimum,omitempty"`
+	Maximum              json.Number                `json:"maximum,omitempty"`
+	ExclusiveMaximum     json.Number                `json:"exclusiveMaximum,omitempty"`
+	Items                *schemaNode                `json:"items,omitempty"`
+	MinItems             *int64                     `json:"minItems,omitempty"`
+	MaxItems             *int64                     `json:"maxItems,omitempty"`
+	UniqueItems          bool                       `json:"uniqueItems,omitempty"`
+	Properties           *orderedProps[*schemaNode] `json:"properties,omitempty"`
+	Required             []string                   `json:"required,omitempty"`
+	PropertyNames        *schemaNode                `json:"propertyNames,omitempty"`
+	AdditionalProperties any                        `json:"additionalProperties,omitempty"` // false or *schemaNode
+	MinProperties        *int64                     `json:"minProperties,omitempty"`
+	MaxProperties        *int64                     `json:"maxProperties,omitempty"`
+	AllOf                []*schemaNode              `json:"allOf,omitempty"`
 }
 
 // tagFormats maps validator tags to the JSON Schema format they enforce.
@@ -671,7 +628,7 @@ func (b *schemaBuilder) object(t reflect.Type, where string) (*schemaNode, error
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "strictjson: "))
 	}
-	n := &schemaNode{Type: "object", Properties: &schemaProps{}, AdditionalProperties: false}
+	n := &schemaNode{Type: "object", Properties: &orderedProps[*schemaNode]{}, AdditionalProperties: false}
 	for _, f := range fs {
 		fw := where + "." + f.GoName
 		var tags []string
@@ -688,8 +645,7 @@ func (b *schemaBuilder) object(t reflect.Type, where string) (*schemaNode, error
 		if d := f.Tag.Get("desc"); d != "" {
 			child.Description = d
 		}
-		n.Properties.names = append(n.Properties.names, f.Name)
-		n.Properties.nodes = append(n.Properties.nodes, child)
+		n.Properties.add(f.Name, child)
 		if required {
 			n.Required = append(n.Required, f.Name)
 		}
