@@ -7,5 +7,7 @@
 // would have started.
 //
 // TestApprovalStore checks an ApprovalStore implementation against the
-// contract documented on execgate.ApprovalStore.
+// contract documented on execgate.ApprovalStore, and TestExecFn checks an
+// ExecFn that starts real processes against the contract documented on
+// execgate.ExecFn.
 package execgatetest
