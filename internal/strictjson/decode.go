@@ -429,12 +429,8 @@ func (d *decoder) value(v reflect.Value, depth int) {
 			d.mismatch("true or false", depth)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		tok, ok := d.numberFor("an integer", depth)
+		tok, ok := d.integerFor(depth)
 		if !ok {
-			return
-		}
-		if !isIntegerToken(tok) {
-			d.problem("must be an integer, without a fraction or exponent")
 			return
 		}
 		n, err := strconv.ParseInt(tok, 10, t.Bits())
@@ -445,12 +441,8 @@ func (d *decoder) value(v reflect.Value, depth int) {
 		}
 		v.SetInt(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		tok, ok := d.numberFor("an integer", depth)
+		tok, ok := d.integerFor(depth)
 		if !ok {
-			return
-		}
-		if !isIntegerToken(tok) {
-			d.problem("must be an integer, without a fraction or exponent")
 			return
 		}
 		n, err := strconv.ParseUint(tok, 10, t.Bits())
@@ -484,6 +476,17 @@ func (d *decoder) numberFor(want string, depth int) (string, bool) {
 		return "", false
 	}
 	return d.number()
+}
+
+// integerFor reads a number for an integer field and reports a problem
+// unless it is written without a fraction or exponent.
+func (d *decoder) integerFor(depth int) (string, bool) {
+	tok, ok := d.numberFor("an integer", depth)
+	if ok && !isIntegerToken(tok) {
+		d.problem("must be an integer, without a fraction or exponent")
+		return "", false
+	}
+	return tok, ok
 }
 
 func isIntegerToken(tok string) bool {
