@@ -58,22 +58,11 @@ Exit codes: 0 the configuration loads; 2 it does not, or the command line
 is wrong.
 `,
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
-		file := fs.String("config", "", "the configuration `FILE` (required)")
-		return func(c *cli, _ context.Context, args []string) int {
-			if *file == "" {
-				return c.usageError("--config is required")
-			}
-			if len(args) > 0 {
-				return c.usageError("unexpected arguments %q", args)
-			}
-			l, err := config.LoadFile(*file)
-			if err != nil {
-				return c.loadError(err)
-			}
-			summarise(c.stdout, *file, l)
+		return withConfig(fs, func(c *cli, file string, l *config.Loaded) int {
+			summarise(c.stdout, file, l)
 			reportKernel(c.stdout, c.stderr, probeKernel(), l)
 			return exitOK
-		}
+		})
 	},
 }
 
@@ -219,21 +208,10 @@ list as GET /v1/tools. A dispatcher ("dispatch": true) is called as
 Exit codes: 0 ok; 2 usage error or a configuration that does not load.
 `,
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
-		file := fs.String("config", "", "the configuration `FILE` (required)")
-		return func(c *cli, _ context.Context, args []string) int {
-			if *file == "" {
-				return c.usageError("--config is required")
-			}
-			if len(args) > 0 {
-				return c.usageError("unexpected arguments %q", args)
-			}
-			l, err := config.LoadFile(*file)
-			if err != nil {
-				return c.loadError(err)
-			}
+		return withConfig(fs, func(c *cli, _ string, l *config.Loaded) int {
 			printJSON(c.stdout, listTools(l.Allowlist))
 			return exitOK
-		}
+		})
 	},
 }
 
@@ -349,4 +327,24 @@ func printJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// withConfig is the body of a command that takes --config FILE and no
+// arguments: it loads the file, reporting usage and load errors, and runs
+// do with the loaded configuration.
+func withConfig(fs *flag.FlagSet, do func(c *cli, file string, l *config.Loaded) int) func(*cli, context.Context, []string) int {
+	file := fs.String("config", "", "the configuration `FILE` (required)")
+	return func(c *cli, _ context.Context, args []string) int {
+		if *file == "" {
+			return c.usageError("--config is required")
+		}
+		if len(args) > 0 {
+			return c.usageError("unexpected arguments %q", args)
+		}
+		l, err := config.LoadFile(*file)
+		if err != nil {
+			return c.loadError(err)
+		}
+		return do(c, *file, l)
+	}
 }
