@@ -177,17 +177,7 @@ func TestExecutor_RateLimited(t *testing.T) {
 // TestEngine_ExecuteIsNotRateLimitedTwice checks that a call counted when
 // it was proposed is not counted, or refused, again at Execute.
 func TestEngine_ExecuteIsNotRateLimitedTwice(t *testing.T) {
-	e, err := policy.New([]policy.Policy{{
-		Name: "p", Principal: "*",
-		Rules:     []policy.Rule{{Tools: []string{"*"}, Action: execgate.ActionAllow}},
-		RateLimit: policy.RateLimit{PerMinute: 1, Burst: 1},
-	}}, policy.Options{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
-	require.NoError(t, err)
-	a, err := execgate.NewAllowlist(execgate.CommandSpec{Name: "echo.hi", Command: "/bin/echo", Args: execgate.Fixed("hi")})
-	require.NoError(t, err)
-	rec := execgatetest.NewRecorder()
-	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: rec.Exec, Policy: e})
-	require.NoError(t, err)
+	x, rec := oneCallAMinute(t, execgate.ActionAllow)
 
 	ap, err := x.Propose(context.Background(), "echo.hi", nil, "")
 	require.NoError(t, err, "the one call of the minute")
@@ -205,17 +195,7 @@ func TestEngine_ExecuteIsNotRateLimitedTwice(t *testing.T) {
 // approval count against the limits when they are proposed, so one
 // principal cannot flood the approval store and the approvers.
 func TestEngine_ProposalsAreRateLimited(t *testing.T) {
-	e, err := policy.New([]policy.Policy{{
-		Name: "p", Principal: "*",
-		Rules:     []policy.Rule{{Tools: []string{"*"}, Action: execgate.ActionRequireApproval}},
-		RateLimit: policy.RateLimit{PerMinute: 1, Burst: 1},
-	}}, policy.Options{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
-	require.NoError(t, err)
-	a, err := execgate.NewAllowlist(execgate.CommandSpec{Name: "echo.hi", Command: "/bin/echo", Args: execgate.Fixed("hi")})
-	require.NoError(t, err)
-	rec := execgatetest.NewRecorder()
-	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: rec.Exec, Policy: e})
-	require.NoError(t, err)
+	x, rec := oneCallAMinute(t, execgate.ActionRequireApproval)
 
 	ap, err := x.Propose(context.Background(), "echo.hi", nil, "")
 	require.NoError(t, err)
@@ -227,4 +207,22 @@ func TestEngine_ProposalsAreRateLimited(t *testing.T) {
 	_, err = x.Execute(context.Background(), ap)
 	require.NoError(t, err, "the approved call is not limited again")
 	assert.Equal(t, 1, rec.Count())
+}
+
+// oneCallAMinute is an Executor over echo.hi whose policy gives every call
+// action and allows one call a minute, on a clock that stands still.
+func oneCallAMinute(t *testing.T, action string) (*execgate.Executor, *execgatetest.Recorder) {
+	t.Helper()
+	e, err := policy.New([]policy.Policy{{
+		Name: "p", Principal: "*",
+		Rules:     []policy.Rule{{Tools: []string{"*"}, Action: action}},
+		RateLimit: policy.RateLimit{PerMinute: 1, Burst: 1},
+	}}, policy.Options{Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	require.NoError(t, err)
+	a, err := execgate.NewAllowlist(execgate.CommandSpec{Name: "echo.hi", Command: "/bin/echo", Args: execgate.Fixed("hi")})
+	require.NoError(t, err)
+	rec := execgatetest.NewRecorder()
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: rec.Exec, Policy: e})
+	require.NoError(t, err)
+	return x, rec
 }
