@@ -194,42 +194,54 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	return e, nil
 }
 
+// ResolveCommand resolves a CommandSpec.Command the way NewAllowlist does:
+// an absolute path is cleaned (not symlink-resolved), a bare name is looked
+// up on this process's PATH, and the result must be an existing,
+// executable regular file. A relative path, and a name found only through a
+// relative PATH entry (exec.ErrDot), are refused. Loaders that want to
+// report a bad command before building an Allowlist (package config) call
+// it, so that there is one rule for what runs.
+func ResolveCommand(cmd string) (string, error) {
+	return resolveCommand(cmd)
+}
+
 // resolveCommand turns a spec's Command into a clean absolute path of an
 // existing executable regular file.
 func resolveCommand(cmd string) (string, error) {
+	var path string
 	switch {
 	case cmd == "":
-		return "", errors.New("required")
+		return "", errors.New("must not be empty: the executable's absolute path, or a name found on PATH")
 	case strings.IndexByte(cmd, 0) >= 0:
-		return "", errors.New("contains NUL")
+		return "", errors.New("must not contain NUL")
 	case filepath.IsAbs(cmd):
-		cmd = filepath.Clean(cmd)
+		path = filepath.Clean(cmd)
 	case strings.ContainsRune(cmd, os.PathSeparator) || strings.Contains(cmd, "/"):
 		return "", fmt.Errorf("%q is a relative path; use an absolute path or a bare name found on PATH", cmd)
 	default:
 		p, err := exec.LookPath(cmd)
-		if errors.Is(err, exec.ErrDot) {
-			return "", fmt.Errorf("%q resolves through a relative PATH entry; refusing it", cmd)
+		switch {
+		case errors.Is(err, exec.ErrDot):
+			return "", fmt.Errorf("%q is found only through a relative PATH entry; use an absolute path", cmd)
+		case err != nil:
+			return "", fmt.Errorf("%q is not found on PATH", cmd)
+		case !filepath.IsAbs(p):
+			return "", fmt.Errorf("%q resolves to the relative path %q; use an absolute path", cmd, p)
 		}
-		if err != nil {
-			return "", fmt.Errorf("%q not found on PATH", cmd)
-		}
-		if !filepath.IsAbs(p) {
-			return "", fmt.Errorf("%q resolves to relative path %q; refusing it", cmd, p)
-		}
-		cmd = filepath.Clean(p)
+		path = filepath.Clean(p)
 	}
-	fi, err := os.Stat(cmd)
-	if err != nil {
-		return "", fmt.Errorf("%s: %v", cmd, errors.Unwrap(err))
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("%q does not exist", path)
+	case err != nil:
+		return "", fmt.Errorf("%q cannot be read: %v", path, errors.Unwrap(err))
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("%q is not a regular file", path)
+	case fi.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("%q is not executable", path)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", cmd)
-	}
-	if fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("%s is not executable", cmd)
-	}
-	return cmd, nil
+	return path, nil
 }
 
 // checkName reports whether name is a well-formed logical command name.

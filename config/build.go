@@ -3,8 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -544,43 +542,10 @@ func tokenProblem(s string) string {
 }
 
 // resolveBin turns a configured bin into the absolute path of an existing
-// executable file, as execgate.NewAllowlist will: an absolute path is
-// cleaned, a bare name is looked up on this process's PATH.
+// executable file, by execgate's own rule, so that what this file reports
+// is what NewAllowlist will do.
 func resolveBin(bin string) (string, error) {
-	var path string
-	switch {
-	case bin == "":
-		return "", errors.New("must not be empty: the executable's absolute path, or a name found on PATH")
-	case strings.IndexByte(bin, 0) >= 0:
-		return "", errors.New("must not contain NUL")
-	case filepath.IsAbs(bin):
-		path = filepath.Clean(bin)
-	case strings.ContainsRune(bin, os.PathSeparator) || strings.Contains(bin, "/"):
-		return "", fmt.Errorf("%s is a relative path; use an absolute path or a bare name found on PATH", quote(bin))
-	default:
-		p, err := exec.LookPath(bin)
-		switch {
-		case errors.Is(err, exec.ErrDot):
-			return "", fmt.Errorf("%s is found only through a relative PATH entry; use an absolute path", quote(bin))
-		case err != nil:
-			return "", fmt.Errorf("%s is not found on PATH", quote(bin))
-		case !filepath.IsAbs(p):
-			return "", fmt.Errorf("%s resolves to the relative path %s; use an absolute path", quote(bin), quote(p))
-		}
-		path = filepath.Clean(p)
-	}
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("%s does not exist", quote(path))
-	case err != nil:
-		return "", fmt.Errorf("%s cannot be read: %v", quote(path), errors.Unwrap(err))
-	case !fi.Mode().IsRegular():
-		return "", fmt.Errorf("%s is not a regular file", quote(path))
-	case fi.Mode().Perm()&0o111 == 0:
-		return "", fmt.Errorf("%s is not executable", quote(path))
-	}
-	return path, nil
+	return execgate.ResolveCommand(bin)
 }
 
 // interpreterName returns the base name under which bin, resolved to
