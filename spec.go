@@ -44,9 +44,11 @@ type CommandSpec struct {
 	// (either case) of its SHA-256. NewAllowlist refuses a pin that does not
 	// match the file, and DefaultExecFn hashes the file again at every call
 	// and refuses to start it on a mismatch. On Linux the hashed file
-	// descriptor is the one executed, so the file cannot be swapped between
-	// check and exec; pinned executables must then be binaries, not "#!"
-	// scripts. Empty means no pin.
+	// descriptor is the one executed, so another file cannot be renamed or
+	// linked into place between check and exec (someone who may write to
+	// the file itself can still change it in that window: keep pinned
+	// executables where callers cannot write); pinned executables must
+	// then be binaries, not "#!" scripts. Empty means no pin.
 	SHA256 string
 
 	// Args turns JSON input into the argv and stdin of one call. It is
