@@ -266,25 +266,32 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 // feeds stdin, enforces the limits, kills the process group, reaps the
 // leader, and reports the Outcome. Every goroutine it starts has ended when
 // it returns.
+//
+// The calling goroutine itself waits for the leader to exit, as
+// exec.Cmd.Wait would; the limits are timers and a context callback that
+// kill the group (see groupKiller), so supervising a call costs no
+// goroutine beyond the output readers and, when there is stdin, its
+// writer.
 func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, start time.Time, timeout time.Duration, maxOutput int) Outcome {
 	pid := cmd.Process.Pid
 	var wg sync.WaitGroup
 
 	// lastOutput is when either stream last delivered a byte, as a
-	// duration since start, for the no-output timeout.
+	// duration since start, for the no-output timeout. reading counts the
+	// readers that have not yet seen end-of-file.
 	var lastOutput atomic.Int64
+	var reading atomic.Int32
 	stdout := newBoundedBuffer(maxOutput)
 	stderr := newBoundedBuffer(maxOutput)
-	readDone := make(chan struct{}, 2)
-	for _, s := range []struct {
-		r   *os.File
-		buf *boundedBuffer
-	}{{p.outR, stdout}, {p.errR, stderr}} {
-		wg.Go(func() {
-			drain(s.r, s.buf, &lastOutput, start)
-			readDone <- struct{}{}
-		})
-	}
+	reading.Store(2)
+	wg.Go(func() {
+		drain(p.outR, stdout, &lastOutput, start)
+		reading.Add(-1)
+	})
+	wg.Go(func() {
+		drain(p.errR, stderr, &lastOutput, start)
+		reading.Add(-1)
+	})
 
 	// Stdin is written by its own goroutine, so a child that does not read
 	// it cannot block anything; closeStdin ends the write early.
@@ -297,26 +304,23 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 		})
 	}
 
-	// The waiter learns when the leader exits and reports whether it had
-	// to reap it to find out. On Linux it does not: the leader stays a
+	k := &groupKiller{pid: pid}
+	k.arm(ctx, inv, &lastOutput, start, timeout)
+
+	// Wait for the leader to exit. On Linux it is not reaped: it stays a
 	// zombie, so its process group ID stays reserved until the group has
-	// been killed below. Elsewhere, or if waitid fails, it reaps the
-	// leader; see proc.WaitExit for the window that leaves.
-	exited := make(chan bool, 1)
-	wg.Go(func() {
-		if proc.WaitExit(pid) == nil {
-			exited <- false
-			return
-		}
+	// been killed below. Elsewhere, or if waitid fails, the leader is
+	// reaped here; see proc.WaitExit for the window that leaves.
+	reaped := false
+	if proc.WaitExit(pid) != nil {
 		cmd.Wait() // the outcome is read from cmd.ProcessState
-		exited <- true
-	})
+		reaped = true
+	}
 
-	reason, reaped := watch(ctx, inv, pid, exited, &lastOutput, start, timeout)
-
-	// The leader has exited: kill what is left of its group (an error
-	// means there is nothing left, or nothing this process may kill),
-	// then reap the leader.
+	// The leader has exited: stop the limits, kill what is left of its
+	// group (an error means there is nothing left, or nothing this process
+	// may kill), then reap the leader.
+	reason := k.disarm()
 	proc.KillGroup(pid)
 	if !reaped {
 		cmd.Wait()
@@ -325,17 +329,16 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 
 	// Wait for the readers: they see end-of-file once every process that
 	// holds the pipes is gone, which is at once unless one left the group.
-	// Bound that wait, then close the read ends to stop the readers; what
-	// is still in the pipes then is lost.
-	grace := time.NewTimer(drainGrace)
-	defer grace.Stop()
-	for pending := 2; pending > 0; {
-		select {
-		case <-readDone:
-			pending--
-		case <-grace.C:
-			p.outR.Close()
-			p.errR.Close()
+	// Bound that wait with a read deadline; what is still in the pipes
+	// when it passes is lost. A pipe that cannot take a deadline is closed
+	// after the grace instead.
+	if reading.Load() > 0 {
+		at := time.Now().Add(drainGrace)
+		for _, r := range []*os.File{p.outR, p.errR} {
+			if r.SetReadDeadline(at) != nil {
+				t := time.AfterFunc(drainGrace, func() { r.Close() })
+				defer t.Stop()
+			}
 		}
 	}
 	wg.Wait()
@@ -347,51 +350,78 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 	return out
 }
 
-// watch waits until the leader exits, killing the process group when the
-// timeout passes, when no output arrives for inv.NoOutputTimeout, or when
-// ctx is done. It returns the reason of the first kill, or "" if the leader
-// exited without one, and whether the waiter reaped the leader.
-func watch(ctx context.Context, inv Invocation, pid int, exited <-chan bool, lastOutput *atomic.Int64, start time.Time, timeout time.Duration) (Termination, bool) {
-	deadline := time.NewTimer(timeout - time.Since(start))
-	defer deadline.Stop()
-	deadlineC := deadline.C
-	var silenceC <-chan time.Time
-	var silence *time.Timer
-	if inv.NoOutputTimeout > 0 {
-		silence = time.NewTimer(inv.NoOutputTimeout)
-		defer silence.Stop()
-		silenceC = silence.C
-	}
-	done := ctx.Done()
+// groupKiller enforces a call's limits while its leader runs: a timer for
+// the timeout, one for the no-output timeout, and a callback on the
+// context. Each kills the whole process group and records why; the first
+// reason wins. disarm, called once the leader has exited and before it is
+// reaped, stops them, so no kill can reach the group ID after the leader's
+// process ID has been released.
+type groupKiller struct {
+	mu       sync.Mutex
+	pid      int
+	reason   Termination
+	disarmed bool
+	timers   []*time.Timer
+	stopCtx  func() bool
+	silence  *time.Timer
+	quietFor time.Duration
+}
 
-	var reason Termination
-	kill := func(r Termination) {
-		if reason == "" {
-			reason = r
-		}
-		// On Linux the leader is not reaped before watch returns, so
-		// pid is still its process group ID; elsewhere the waiter may
-		// have reaped it a moment ago (see proc.WaitExit).
-		proc.KillGroup(pid)
-		deadlineC, silenceC, done = nil, nil, nil
-	}
-	for {
-		select {
-		case reaped := <-exited:
-			return reason, reaped
-		case <-deadlineC:
-			kill(TerminationTimeout)
-		case <-silenceC:
+// arm starts the timers and the context callback.
+func (k *groupKiller) arm(ctx context.Context, inv Invocation, lastOutput *atomic.Int64, start time.Time, timeout time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.timers = append(k.timers, time.AfterFunc(timeout-time.Since(start), func() {
+		k.kill(TerminationTimeout)
+	}))
+	if inv.NoOutputTimeout > 0 {
+		k.quietFor = inv.NoOutputTimeout
+		k.silence = time.AfterFunc(inv.NoOutputTimeout, func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
 			quiet := time.Since(start) - time.Duration(lastOutput.Load())
-			if quiet >= inv.NoOutputTimeout {
-				kill(TerminationNoOutputTimeout)
-			} else {
-				silence.Reset(inv.NoOutputTimeout - quiet)
+			if quiet >= k.quietFor {
+				k.killLocked(TerminationNoOutputTimeout)
+			} else if !k.disarmed {
+				k.silence.Reset(k.quietFor - quiet)
 			}
-		case <-done:
-			kill(TerminationCanceled)
-		}
+		})
+		k.timers = append(k.timers, k.silence)
 	}
+	k.stopCtx = context.AfterFunc(ctx, func() { k.kill(TerminationCanceled) })
+}
+
+// kill kills the group for reason r, unless the leader has exited.
+func (k *groupKiller) kill(r Termination) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.killLocked(r)
+}
+
+func (k *groupKiller) killLocked(r Termination) {
+	if k.disarmed {
+		return
+	}
+	if k.reason == "" {
+		k.reason = r
+	}
+	// Until disarm, on Linux, the leader is not reaped, so pid is still
+	// its process group ID; elsewhere it may have been reaped a moment
+	// ago (see proc.WaitExit).
+	proc.KillGroup(k.pid)
+}
+
+// disarm stops every limit and returns the reason of the first kill, or ""
+// if there was none. After disarm returns, no callback kills anything.
+func (k *groupKiller) disarm() Termination {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.disarmed = true
+	for _, t := range k.timers {
+		t.Stop()
+	}
+	k.stopCtx()
+	return k.reason
 }
 
 // drain reads r into buf until end-of-file or until r is closed, through a

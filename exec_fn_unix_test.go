@@ -645,7 +645,7 @@ func TestInvariant3_PinnedDescriptorDoesNotLeak(t *testing.T) {
 	wg.Wait()
 	for i, res := range results {
 		require.Equal(t, TerminationExit, res.Termination, "call %d: %s%s", i, res.SpawnError, res.Stderr)
-		require.Contains(t, res.Stdout, "0 ", "call %d listed no descriptors", i)
+		require.Contains(t, res.Stdout, "0 ", "call %d listed no descriptors (exit %d, stderr %q)", i, res.ExitCode, res.Stderr)
 		assert.NotContains(t, res.Stdout, prog, "call %d: a child kept the pinned executable open", i)
 	}
 }
