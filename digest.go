@@ -82,7 +82,8 @@ func boolInt(b bool) int64 {
 
 // saltedFingerprint binds a spec fingerprint to a secret salt.
 func saltedFingerprint(salt []byte, fingerprint string) string {
-	h := canon.New("execgate.salted-spec.v1")
+	var buf [digestBufSize]byte
+	h := canon.NewBuffer(buf[:], "execgate.salted-spec.v1")
 	h.Bytes("salt", salt)
 	h.String("fingerprint", fingerprint)
 	return h.Sum()
@@ -95,6 +96,10 @@ func newSalt() []byte {
 	return salt
 }
 
+// digestBufSize is the stack buffer a proposal digest is encoded in; a
+// larger call grows it on the heap.
+const digestBufSize = 1024
+
 // processSalt salts the proposal digests of this process.
 var processSalt = sync.OnceValue(newSalt)
 
@@ -105,7 +110,8 @@ func proposalDigest(salt []byte, fingerprint string, argv Argv) string {
 // proposalDigestSalted is proposalDigest with the salted fingerprint
 // already computed (an Allowlist keeps it per spec).
 func proposalDigestSalted(salted string, argv Argv) string {
-	h := canon.New("execgate.call.v1")
+	var buf [digestBufSize]byte
+	h := canon.NewBuffer(buf[:], "execgate.call.v1")
 	h.String("fingerprint", salted)
 	h.Strings("args", argv.Args)
 	h.Bytes("stdin", argv.Stdin)
@@ -118,7 +124,8 @@ func stdinSHA256(stdin []byte) string {
 }
 
 func approvalDigest(ap *Approval, fingerprint, stdinHash string) string {
-	h := canon.New("execgate.approval.v1")
+	var buf [digestBufSize]byte
+	h := canon.NewBuffer(buf[:], "execgate.approval.v1")
 	h.String("id", ap.ID)
 	putTime(h, "created_at", ap.CreatedAt)
 	putTime(h, "expires_at", ap.ExpiresAt)
@@ -146,14 +153,16 @@ func digestEqual(a, b string) bool {
 // argsSHA256 hashes an argv for the audit trail, in the same encoding as
 // the "args" list of the proposal digest.
 func argsSHA256(args []string) string {
-	h := canon.New("execgate.args.v1")
+	var buf [digestBufSize]byte
+	h := canon.NewBuffer(buf[:], "execgate.args.v1")
 	h.Strings("args", args)
 	return h.Sum()
 }
 
 // argsKeyedHash keys the argv hash with a secret, for argvs that hold secrets.
 func argsKeyedHash(key []byte, args []string) string {
-	h := canon.New("execgate.args-keyed.v1")
+	var buf [digestBufSize]byte
+	h := canon.NewBuffer(buf[:], "execgate.args-keyed.v1")
 	h.Bytes("key", key)
 	h.Strings("args", args)
 	return h.Sum()

@@ -26,18 +26,40 @@ type Hasher struct {
 // New starts an encoding for the given domain, such as
 // "execgate.approval.v1".
 func New(domain string) *Hasher {
-	e := &Hasher{buf: make([]byte, 0, 256)}
+	return NewBuffer(make([]byte, 0, 256), domain)
+}
+
+// NewBuffer is New with the encoding built in buf, from its start; it
+// grows buf when it is too small. A caller that hashes often passes a
+// buffer on its stack, so that hashing allocates nothing but the result.
+// buf must not be used for anything else until Sum has returned.
+func NewBuffer(buf []byte, domain string) *Hasher {
+	e := &Hasher{buf: buf[:0]}
 	e.str(domain)
 	return e
 }
 
+// room extends the encoding by n bytes and returns them to be written. It
+// grows the buffer by copying rather than by append, so that a buffer on
+// the caller's stack stays there.
+func (e *Hasher) room(n int) []byte {
+	l := len(e.buf)
+	if n > cap(e.buf)-l {
+		nb := make([]byte, l, 2*cap(e.buf)+n)
+		copy(nb, e.buf)
+		e.buf = nb
+	}
+	e.buf = e.buf[:l+n]
+	return e.buf[l:]
+}
+
 func (e *Hasher) u64(v uint64) {
-	e.buf = binary.BigEndian.AppendUint64(e.buf, v)
+	binary.BigEndian.PutUint64(e.room(8), v)
 }
 
 func (e *Hasher) str(s string) {
 	e.u64(uint64(len(s)))
-	e.buf = append(e.buf, s...)
+	copy(e.room(len(s)), s)
 }
 
 // String writes a labelled string.
@@ -50,7 +72,7 @@ func (e *Hasher) String(label, s string) {
 func (e *Hasher) Bytes(label string, b []byte) {
 	e.str(label)
 	e.u64(uint64(len(b)))
-	e.buf = append(e.buf, b...)
+	copy(e.room(len(b)), b)
 }
 
 // Int writes a labelled integer.
@@ -71,5 +93,7 @@ func (e *Hasher) Strings(label string, ss []string) {
 // Sum returns the lowercase hex SHA-256 of everything written.
 func (e *Hasher) Sum() string {
 	sum := sha256.Sum256(e.buf)
-	return hex.EncodeToString(sum[:])
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
