@@ -56,7 +56,7 @@ func (p *Proposer) allowlist() *Allowlist {
 // not allowlisted and a *ValidationError for refused input. It asks no
 // Policy and starts nothing.
 func (p *Proposer) Check(name string, input json.RawMessage) (Proposal, error) {
-	c, err := prepare(p.allowlist(), name, input)
+	c, err := prepareCall(p.allowlist(), name, input)
 	if err != nil {
 		return Proposal{}, err
 	}
@@ -82,12 +82,22 @@ type call struct {
 // then the checks every argv must pass whatever schema built it. Run,
 // Propose, Execute and Proposer.Check all go through it.
 func prepare(a *Allowlist, name string, input json.RawMessage) (*call, error) {
+	c, err := prepareCall(a, name, input)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// prepareCall is prepare returning the call by value, for callers that do
+// not keep it.
+func prepareCall(a *Allowlist, name string, input json.RawMessage) (call, error) {
 	e, sub := a.lookup(name)
 	if e == nil {
-		return nil, &NotFoundError{Name: name}
+		return call{}, &NotFoundError{Name: name}
 	}
 	if len(input) > MaxInputSize {
-		return nil, &ValidationError{Name: name, Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
+		return call{}, &ValidationError{Name: name, Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
 	}
 	argv, err := parseInput(e, sub, input)
 	if err != nil {
@@ -99,26 +109,49 @@ func prepare(a *Allowlist, name string, input json.RawMessage) (*call, error) {
 			if len(out.Issues) == 0 {
 				out.Issues = []Issue{{Message: "input refused"}}
 			}
-			return nil, &out
+			return call{}, &out
 		}
 		// A schema that fails without a ValidationError still refuses;
 		// its message is not shown, it may repeat the input.
-		return nil, &ValidationError{Name: name, Issues: []Issue{{Message: "input refused by the command's schema"}}}
+		return call{}, &ValidationError{Name: name, Issues: []Issue{{Message: "input refused by the command's schema"}}}
 	}
 	// Whatever the schema, copy the argv so that nothing the schema or the
 	// caller holds can change it later, and refuse NUL, which no argv can
 	// carry.
-	out := Argv{Args: make([]string, len(argv.Args))}
-	for i, a := range argv.Args {
-		if strings.IndexByte(a, 0) >= 0 {
-			return nil, &ValidationError{Name: name, Issues: []Issue{{Field: "args", Message: "an argument contains a NUL byte"}}}
-		}
-		out.Args[i] = strings.Clone(a)
+	args, ok := cloneArgs(argv.Args)
+	if !ok {
+		return call{}, &ValidationError{Name: name, Issues: []Issue{{Field: "args", Message: "an argument contains a NUL byte"}}}
 	}
+	out := Argv{Args: args}
 	if len(argv.Stdin) > 0 {
 		out.Stdin = append([]byte(nil), argv.Stdin...)
 	}
-	return &call{name: name, e: e, argv: out}, nil
+	return call{name: name, e: e, argv: out}, nil
+}
+
+// cloneArgs copies args into new memory, the strings included, and
+// reports false if one of them holds a NUL byte. The strings share one
+// new allocation, which nothing else refers to.
+func cloneArgs(args []string) ([]string, bool) {
+	n := 0
+	for _, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, false
+		}
+		n += len(a)
+	}
+	out := make([]string, len(args))
+	var b strings.Builder
+	b.Grow(n)
+	for _, a := range args {
+		b.WriteString(a)
+	}
+	all, off := b.String(), 0
+	for i, a := range args {
+		out[i] = all[off : off+len(a)]
+		off += len(a)
+	}
+	return out, true
 }
 
 // parseInput runs the spec's schema on input. A schema that panics refuses
