@@ -287,6 +287,7 @@ type flagRule struct {
 	canon string         // the one emitted spelling
 	max   int            // occurrences allowed, at least 1
 	re    *regexp.Regexp // full-match form of Pattern, or nil
+	index int            // position in flagsSchema.rules
 }
 
 // flagsRefuseAllSchema is the JSON Schema of a misconfigured Flags schema,
@@ -352,6 +353,7 @@ func (s *flagsSchema) compile(spec FlagSpec) error {
 		if _, dup := s.byName[r.Name]; dup {
 			return fmt.Errorf("flag %q is declared twice", r.Name)
 		}
+		r.index = len(s.rules)
 		s.byName[r.Name] = r
 		if r.Short != "" && r.Short == r.Name {
 			return fmt.Errorf("flag %q: Short repeats the one-character Name", r.Name)
@@ -487,6 +489,16 @@ func checkArgText(s string) string {
 	if len(s) > MaxApprovalArgBytes {
 		return fmt.Sprintf("%s: longer than %d bytes", quoteArg(s), MaxApprovalArgBytes)
 	}
+	if isPrintableASCII(s) {
+		// None of the characters argTextProblem refuses is printable
+		// ASCII.
+		return ""
+	}
+	return argTextProblem(s)
+}
+
+// argTextProblem is checkArgText's check of every character of s.
+func argTextProblem(s string) string {
 	if !utf8.ValidString(s) {
 		return quoteArg(s) + ": not valid UTF-8"
 	}
@@ -504,6 +516,16 @@ func checkArgText(s string) string {
 		}
 	}
 	return ""
+}
+
+// isPrintableASCII reports whether s holds only bytes from ' ' to '~'.
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // quoteArg quotes a caller's token for a message, shortened to
@@ -532,10 +554,20 @@ func (s *flagsSchema) Parse(input json.RawMessage) (Argv, error) {
 	if s.err != nil {
 		return Argv{}, errFlagsMisconfigured()
 	}
-	p := &flagsParse{s: s, counts: make(map[*flagRule]int)}
+	p := &flagsParse{s: s}
+	if len(s.rules) > len(p.counts) {
+		p.moreCounts = make([]int, len(s.rules)-len(p.counts))
+	}
 	in, ok := p.decode(input)
 	if ok {
+		// Room for the usual call: every flag with its value as two
+		// arguments, "--" and the positionals; no more than an argv may
+		// hold, whatever the input's size.
+		p.out = make([]string, 0, min(len(s.spec.Leading)+2*len(in.Flags)+2*len(in.Args)+1, MaxApprovalArgs+1))
 		p.out = append(p.out, s.spec.Leading...)
+		if len(in.Args) > 0 {
+			p.pos = make([]string, 0, min(len(in.Args), s.spec.Positionals.Max, MaxApprovalArgs))
+		}
 		p.flagsObject(in.Flags)
 		p.args(in.Args)
 		p.stdin(in.Stdin)
@@ -558,7 +590,11 @@ func (s *flagsSchema) Parse(input json.RawMessage) (Argv, error) {
 	if s.spec.EndOfOptions {
 		p.out = append(p.out, "--")
 	}
-	return Argv{Args: append(p.out, p.pos...), Stdin: p.stdinBytes}, nil
+	args := append(p.out, p.pos...)
+	if len(args) == 0 {
+		args = nil // as for any schema that emits nothing
+	}
+	return Argv{Args: args, Stdin: p.stdinBytes}, nil
 }
 
 // flagsParse is the state of one Parse.
@@ -567,9 +603,20 @@ type flagsParse struct {
 	out        []string // Leading and flags
 	pos        []string // positionals
 	stdinBytes []byte
-	counts     map[*flagRule]int
 	issues     []Issue
 	dropped    int
+	// Occurrences so far by flagRule.index: the first rules in counts,
+	// the rest in moreCounts.
+	counts     [16]int
+	moreCounts []int
+}
+
+// count returns the number of occurrences of r so far.
+func (p *flagsParse) count(r *flagRule) *int {
+	if r.index < len(p.counts) {
+		return &p.counts[r.index]
+	}
+	return &p.moreCounts[r.index-len(p.counts)]
 }
 
 func (p *flagsParse) add(field, msg string) {
@@ -581,13 +628,14 @@ func (p *flagsParse) add(field, msg string) {
 }
 
 // flagsWire is the input's shape for strictjson. The values of "flags"
-// depend on each flag's kind, so they stay JSON text, which strictjson has
-// already checked (syntax, duplicate keys, NUL, UTF-8, surrogates), and
-// are read by readFlagValue. A null member counts as absent.
+// depend on each flag's kind, so strictjson reads them as untyped values,
+// checked as strictly as everything else (syntax, duplicate keys, NUL,
+// UTF-8, surrogates), and flagsObject reads them by kind. A null member is
+// refused like any other value of the wrong type.
 type flagsWire struct {
-	Args  []string                   `json:"args"`
-	Flags map[string]json.RawMessage `json:"flags"`
-	Stdin *string                    `json:"stdin"`
+	Args  []string          `json:"args"`
+	Flags strictjson.Object `json:"flags"`
+	Stdin *string           `json:"stdin"`
 }
 
 // flagsMaxDepth is the deepest nesting accepted: the input object,
@@ -602,7 +650,15 @@ func (p *flagsParse) decode(input json.RawMessage) (flagsWire, bool) {
 	if isEmptyInput(input) && len(input) <= MaxInputSize {
 		return w, true
 	}
-	opts := strictjson.Options{MaxSize: MaxInputSize, MaxDepth: flagsMaxDepth, MaxProblems: maxFlagIssues}
+	// An accepted "flags" object holds a key and a value per declared
+	// flag and at most an argv's worth of elements; an input with many
+	// more is refused without building it.
+	opts := strictjson.Options{
+		MaxSize:     MaxInputSize,
+		MaxDepth:    flagsMaxDepth,
+		MaxProblems: maxFlagIssues,
+		MaxValues:   2 * (len(p.s.rules) + MaxApprovalArgs),
+	}
 	err := opts.Decode(input, &w)
 	if err == nil {
 		return w, true
@@ -632,54 +688,25 @@ func flagsPath(path string) string {
 	return "flags." + key + after
 }
 
-// flagValue is one value of the "flags" object, or one element of an
-// array there.
-type flagValue struct {
-	kind  byte // 'b' boolean, 's' string, 'n' number, 'a' array, 'o' object, 'z' null
-	b     bool
-	text  string // a string's value, or a number's literal
-	elems []json.RawMessage
-}
-
-// readFlagValue reads raw, which strictjson has checked to be one
-// well-formed JSON value.
-func readFlagValue(raw json.RawMessage) flagValue {
-	raw = trimJSONSpace(raw)
-	if len(raw) == 0 {
-		return flagValue{kind: 'z'}
-	}
-	switch raw[0] {
-	case 't', 'f':
-		return flagValue{kind: 'b', b: raw[0] == 't'}
-	case 'n':
-		return flagValue{kind: 'z'}
-	case '{':
-		return flagValue{kind: 'o'}
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return flagValue{kind: 'z'}
-		}
-		return flagValue{kind: 's', text: s}
-	case '[':
-		var elems []json.RawMessage
-		if json.Unmarshal(raw, &elems) != nil {
-			return flagValue{kind: 'z'}
-		}
-		return flagValue{kind: 'a', elems: elems}
-	default:
-		return flagValue{kind: 'n', text: string(raw)}
-	}
-}
-
 // flagsObject reads the "flags" member: the undeclared keys in sorted
 // order, then the declared flags in declaration order.
-func (p *flagsParse) flagsObject(obj map[string]json.RawMessage) {
+func (p *flagsParse) flagsObject(obj strictjson.Object) {
 	var unknown []string
-	for key := range obj {
-		if p.s.byName[key] == nil {
-			unknown = append(unknown, key)
+	// at maps each rule, by index, to its member's index in obj plus one.
+	var atBuf [16]int
+	at := atBuf[:0]
+	if len(p.s.rules) <= len(atBuf) {
+		at = atBuf[:len(p.s.rules)]
+	} else {
+		at = make([]int, len(p.s.rules))
+	}
+	for i := range obj {
+		r := p.s.byName[obj[i].Key]
+		if r == nil {
+			unknown = append(unknown, obj[i].Key)
+			continue
 		}
+		at[r.index] = i + 1
 	}
 	slices.Sort(unknown)
 	for _, key := range unknown {
@@ -690,58 +717,76 @@ func (p *flagsParse) flagsObject(obj map[string]json.RawMessage) {
 		p.add(field, p.s.unknownFlagKey(key))
 	}
 	for _, r := range p.s.rules {
-		raw, ok := obj[r.Name]
-		if !ok {
+		if at[r.index] == 0 {
 			continue
 		}
-		v := readFlagValue(raw)
-		field := "flags." + r.Name
+		v := &obj[at[r.index]-1].Value
 		switch {
 		case r.Value == ValueNone:
-			if v.kind != 'b' {
-				p.add(field, fmt.Sprintf("must be true or false (%s takes no value)", r.canon))
+			if v.Kind != strictjson.KindBool {
+				p.add("flags."+r.Name, fmt.Sprintf("must be true or false (%s takes no value)", r.canon))
 				continue
 			}
-			if v.b {
-				p.emit(field, r, nil)
+			if v.Bool {
+				p.emit(flagField{name: r.Name, index: -1}, r, nil)
 			}
 		case r.max > 1:
-			if v.kind != 'a' {
-				p.add(field, fmt.Sprintf("must be an array of at most %d %s", r.max, r.jsonNoun(true)))
+			if v.Kind != strictjson.KindArray {
+				p.add("flags."+r.Name, fmt.Sprintf("must be an array of at most %d %s", r.max, r.jsonNoun(true)))
 				continue
 			}
-			if len(v.elems) > r.max {
-				p.add(field, fmt.Sprintf("must hold at most %d values; %s may be given %d times", r.max, r.canon, r.max))
+			if len(v.Elems) > r.max {
+				p.add("flags."+r.Name, fmt.Sprintf("must hold at most %d values; %s may be given %d times", r.max, r.canon, r.max))
 				continue
 			}
-			for j, e := range v.elems {
-				p.flagValue(fmt.Sprintf("%s[%d]", field, j), r, readFlagValue(e))
+			for j := range v.Elems {
+				p.flagValue(flagField{name: r.Name, index: j}, r, &v.Elems[j])
 			}
 		default:
-			p.flagValue(field, r, v)
+			p.flagValue(flagField{name: r.Name, index: -1}, r, v)
 		}
 	}
 }
 
-// flagValue checks and emits one value of r given in the "flags" object.
-func (p *flagsParse) flagValue(field string, r *flagRule, v flagValue) {
-	var text string
+// flagField names a member of "flags" or a token of "args" in an Issue.
+// It is built only when an Issue is, so that an accepted call formats no
+// field names.
+type flagField struct {
+	name  string // a declared flag name in "flags", or "" for "args"
+	index int    // the token in "args", the element of an array in "flags", or -1
+}
+
+// argField names token i of "args".
+func argField(i int) flagField { return flagField{index: i} }
+
+func (f flagField) String() string {
 	switch {
-	case r.Value == ValueInt && v.kind == 'n':
-		text = v.text
-	case r.Value != ValueInt && v.kind == 's':
-		text = v.text
+	case f.name == "":
+		return "args[" + strconv.Itoa(f.index) + "]"
+	case f.index < 0:
+		return "flags." + f.name
+	default:
+		return "flags." + f.name + "[" + strconv.Itoa(f.index) + "]"
+	}
+}
+
+// flagValue checks and emits one value of r given in the "flags" object.
+func (p *flagsParse) flagValue(field flagField, r *flagRule, v *strictjson.Value) {
+	text := v.Text
+	switch {
+	case r.Value == ValueInt && v.Kind == strictjson.KindNumber:
+	case r.Value != ValueInt && v.Kind == strictjson.KindString:
 		if msg := checkArgText(text); msg != "" {
-			p.add(field, msg)
+			p.add(field.String(), msg)
 			return
 		}
 	default:
-		p.add(field, "must be "+r.jsonNoun(false))
+		p.add(field.String(), "must be "+r.jsonNoun(false))
 		return
 	}
 	canon, msg := r.checkValue(text)
 	if msg != "" {
-		p.add(field, msg)
+		p.add(field.String(), msg)
 		return
 	}
 	p.emit(field, r, &canon)
@@ -763,13 +808,14 @@ func (r *flagRule) jsonNoun(plural bool) string {
 
 // emit appends one occurrence of r, with its value if it takes one, unless
 // r has already been given as often as it may be.
-func (p *flagsParse) emit(field string, r *flagRule, value *string) {
-	p.counts[r]++
-	if p.counts[r] > r.max {
+func (p *flagsParse) emit(field flagField, r *flagRule, value *string) {
+	n := p.count(r)
+	*n++
+	if *n > r.max {
 		if r.max == 1 {
-			p.add(field, fmt.Sprintf("%s may be given only once", r.canon))
+			p.add(field.String(), fmt.Sprintf("%s may be given only once", r.canon))
 		} else {
-			p.add(field, fmt.Sprintf("%s may be given at most %d times", r.canon, r.max))
+			p.add(field.String(), fmt.Sprintf("%s may be given at most %d times", r.canon, r.max))
 		}
 		return
 	}
@@ -812,13 +858,13 @@ func (p *flagsParse) args(toks []string) {
 		return
 	}
 	for i := 0; i < len(toks); i++ {
-		tok, field := toks[i], fmt.Sprintf("args[%d]", i)
+		tok, field := toks[i], argField(i)
 		if msg := checkArgText(tok); msg != "" {
-			p.add(field, msg)
+			p.add(field.String(), msg)
 			continue
 		}
 		if tok == "--" {
-			p.add(field, `"--": not accepted from the caller`+p.s.endOfOptionsNote())
+			p.add(field.String(), `"--": not accepted from the caller`+p.s.endOfOptionsNote())
 			continue
 		}
 		if len(tok) < 2 || tok[0] != '-' {
@@ -827,7 +873,7 @@ func (p *flagsParse) args(toks []string) {
 		}
 		r, value, hasValue, msg := p.s.lookupFlag(tok)
 		if msg != "" {
-			p.add(field, msg)
+			p.add(field.String(), msg)
 			continue
 		}
 		if r.Value == ValueNone {
@@ -837,19 +883,19 @@ func (p *flagsParse) args(toks []string) {
 		valueField := field
 		if !hasValue {
 			if i+1 == len(toks) || r.looksLikeFlag(toks[i+1]) {
-				p.add(field, fmt.Sprintf("%s: needs a value", quoteArg(tok)))
+				p.add(field.String(), fmt.Sprintf("%s: needs a value", quoteArg(tok)))
 				continue
 			}
 			i++
-			value, valueField = toks[i], fmt.Sprintf("args[%d]", i)
+			value, valueField = toks[i], argField(i)
 			if msg := checkArgText(value); msg != "" {
-				p.add(valueField, msg)
+				p.add(valueField.String(), msg)
 				continue
 			}
 		}
 		canon, msg := r.checkValue(value)
 		if msg != "" {
-			p.add(valueField, msg)
+			p.add(valueField.String(), msg)
 			continue
 		}
 		p.emit(field, r, &canon)
@@ -881,31 +927,30 @@ func (r *flagRule) looksLikeFlag(tok string) bool {
 // byte, as a flag. It returns the rule, the value given with "=" or glued,
 // or a message saying why tok is refused.
 func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValue bool, msg string) {
-	q := quoteArg(tok)
 	if strings.HasPrefix(tok, "--") {
 		name, val, eq := strings.Cut(tok[2:], "=")
 		if r := s.long[name]; r != nil {
 			if eq && r.Value == ValueNone {
-				return nil, "", false, fmt.Sprintf("%s: %s takes no value", q, r.canon)
+				return nil, "", false, fmt.Sprintf("%s: %s takes no value", quoteArg(tok), r.canon)
 			}
 			return r, val, eq, ""
 		}
 		if r := s.single[name]; r != nil {
-			return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled -%s", q, name)
+			return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled -%s", quoteArg(tok), name)
 		}
 		if name != "" {
 			if m := s.abbreviationOf(name); m != "" {
-				return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", q, m)
+				return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", quoteArg(tok), m)
 			}
 		}
-		return nil, "", false, q + ": undeclared flag"
+		return nil, "", false, quoteArg(tok) + ": undeclared flag"
 	}
 	rest := tok[1:]
 	name, val, eq := strings.Cut(rest, "=")
 	if r := s.single[name]; r != nil && len(name) > 1 {
 		// A single-dash long name: -name, -name=value.
 		if eq && r.Value == ValueNone {
-			return nil, "", false, fmt.Sprintf("%s: %s takes no value", q, r.canon)
+			return nil, "", false, fmt.Sprintf("%s: %s takes no value", quoteArg(tok), r.canon)
 		}
 		return r, val, eq, ""
 	}
@@ -914,24 +959,24 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 		case len(rest) == 1:
 			return r, "", false, ""
 		case r.Value == ValueNone && rest[1] == '=':
-			return nil, "", false, fmt.Sprintf("%s: -%s takes no value", q, rest[:1])
+			return nil, "", false, fmt.Sprintf("%s: -%s takes no value", quoteArg(tok), rest[:1])
 		case r.Value == ValueNone:
-			return nil, "", false, fmt.Sprintf("%s: bundled short flags are not accepted; give each flag as its own token", q)
+			return nil, "", false, fmt.Sprintf("%s: bundled short flags are not accepted; give each flag as its own token", quoteArg(tok))
 		case rest[1] == '=':
-			return nil, "", false, fmt.Sprintf("%s: give the value of -%s as the next token", q, rest[:1])
+			return nil, "", false, fmt.Sprintf("%s: give the value of -%s as the next token", quoteArg(tok), rest[:1])
 		case !r.Glued:
-			return nil, "", false, fmt.Sprintf("%s: a value glued to -%s is not accepted; give it as the next token", q, rest[:1])
+			return nil, "", false, fmt.Sprintf("%s: a value glued to -%s is not accepted; give it as the next token", quoteArg(tok), rest[:1])
 		default:
 			return r, rest[1:], true, ""
 		}
 	}
 	if r := s.long[name]; r != nil {
-		return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled %s", q, r.canon)
+		return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled %s", quoteArg(tok), r.canon)
 	}
 	if m := s.abbreviationOf(name); m != "" {
-		return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", q, m)
+		return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", quoteArg(tok), m)
 	}
-	return nil, "", false, q + ": undeclared flag"
+	return nil, "", false, quoteArg(tok) + ": undeclared flag"
 }
 
 // abbreviationOf returns the canonical spellings of the long flags whose
@@ -949,15 +994,14 @@ func (s *flagsSchema) abbreviationOf(prefix string) string {
 // checkValue checks one value of r, which has passed checkArgText, and
 // returns the form to emit, or a message saying why it is refused.
 func (r *flagRule) checkValue(v string) (string, string) {
-	q := quoteArg(v)
 	switch r.Value {
 	case ValueInt:
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil:
-			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", q, r.canon, r.boundsText())
+			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", quoteArg(v), r.canon, r.boundsText())
 		case r.Min != nil && n < *r.Min, r.Max != nil && n > *r.Max:
-			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", q, r.canon, r.boundsText())
+			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", quoteArg(v), r.canon, r.boundsText())
 		}
 		return strconv.FormatInt(n, 10), ""
 	case ValueEnum:
@@ -966,15 +1010,15 @@ func (r *flagRule) checkValue(v string) (string, string) {
 				return v, ""
 			}
 		}
-		return "", fmt.Sprintf("%s: the value of %s must be one of %s", q, r.canon, flagEnumText(r.Enum))
+		return "", fmt.Sprintf("%s: the value of %s must be one of %s", quoteArg(v), r.canon, flagEnumText(r.Enum))
 	case ValuePattern:
 		if !r.re.MatchString(v) {
-			return "", fmt.Sprintf("%s: the value of %s does not match its pattern", q, r.canon)
+			return "", fmt.Sprintf("%s: the value of %s does not match its pattern", quoteArg(v), r.canon)
 		}
 		return v, ""
 	default: // ValueString
 		if msg := plainArgProblem(v); msg != "" {
-			return "", fmt.Sprintf("%s: the value of %s %s", q, r.canon, msg)
+			return "", fmt.Sprintf("%s: the value of %s %s", quoteArg(v), r.canon, msg)
 		}
 		return v, ""
 	}
@@ -1026,31 +1070,30 @@ func flagEnumText(vals []string) string {
 }
 
 // positional checks and keeps one positional argument from "args".
-func (p *flagsParse) positional(field, tok string) {
+func (p *flagsParse) positional(field flagField, tok string) {
 	ps := p.s.spec.Positionals
-	q := quoteArg(tok)
 	switch {
 	case len(p.pos) >= ps.Max && ps.Max == 0:
-		p.add(field, q+": undeclared argument; this command takes no positional arguments")
+		p.add(field.String(), quoteArg(tok)+": undeclared argument; this command takes no positional arguments")
 		return
 	case len(p.pos) >= ps.Max:
-		p.add(field, fmt.Sprintf("%s: too many positional arguments; at most %d are accepted", q, ps.Max))
+		p.add(field.String(), fmt.Sprintf("%s: too many positional arguments; at most %d are accepted", quoteArg(tok), ps.Max))
 		return
 	case strings.HasPrefix(tok, "@"):
-		p.add(field, q+": a positional argument must not start with '@'")
+		p.add(field.String(), quoteArg(tok)+": a positional argument must not start with '@'")
 		return
 	case strings.HasPrefix(tok, "-") && !p.s.spec.EndOfOptions:
-		p.add(field, q+": a positional argument must not start with '-'")
+		p.add(field.String(), quoteArg(tok)+": a positional argument must not start with '-'")
 		return
 	}
 	if p.s.posRe != nil {
 		if !p.s.posRe.MatchString(tok) {
-			p.add(field, q+": does not match the pattern for positional arguments")
+			p.add(field.String(), quoteArg(tok)+": does not match the pattern for positional arguments")
 			return
 		}
 	} else if tok != "-" {
 		if msg := plainArgProblem(tok); msg != "" {
-			p.add(field, q+": a positional argument "+msg)
+			p.add(field.String(), quoteArg(tok)+": a positional argument "+msg)
 			return
 		}
 	}

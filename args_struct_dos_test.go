@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,4 +48,68 @@ func TestInvariant6_LargeFailingInputIsRefusedQuickly(t *testing.T) {
 	assert.LessOrEqual(t, len(ve.Issues), 33, "issues are capped")
 	assert.Less(t, elapsed, 20*time.Second, "refusing a 1 MiB input must not take minutes")
 	assert.Zero(t, rec.Count())
+}
+
+// TestInvariant6_FlagsInputBuildsNoLargeTree sends Flags inputs of almost
+// 1 MiB that are cheap to write and would be costly to keep: hundreds of
+// thousands of values in an undeclared member, in a declared repeatable
+// flag, nested, or as distinct keys. Each is refused, and refusing it
+// allocates a small multiple of the input, not a tree of every value
+// (which took 70 to 200 MB).
+func TestInvariant6_FlagsInputBuildsNoLargeTree(t *testing.T) {
+	spec := execgate.CommandSpec{
+		Name: "log", Command: "/usr/bin/git",
+		Args: execgate.Flags(execgate.FlagSpec{
+			Leading: []string{"log"},
+			Flags: []execgate.Flag{
+				{Name: "oneline"},
+				{Name: "grep", Value: execgate.ValueString, Repeat: 4},
+			},
+			Positionals: execgate.Positionals{Max: 4},
+		}),
+	}
+	a, err := execgate.NewAllowlist(spec)
+	require.NoError(t, err)
+	p := execgate.NewProposer(a)
+
+	// fill repeats unit, separated by commas, between open and close, up
+	// to just under the input limit.
+	fill := func(open, unit, close string) string {
+		n := (execgate.MaxInputSize - len(open) - len(close)) / (len(unit) + 1)
+		return open + strings.Repeat(unit+",", n-1) + unit + close
+	}
+	var keys strings.Builder
+	keys.WriteString(`{"flags":{`)
+	for i := 0; keys.Len() < execgate.MaxInputSize-32; i++ {
+		if i > 0 {
+			keys.WriteByte(',')
+		}
+		keys.WriteString(`"k` + strconv.Itoa(i) + `":0`)
+	}
+	keys.WriteString(`}}`)
+	cases := []struct{ name, input string }{
+		{"undeclared member, numbers", fill(`{"flags":{"zz":[`, `0`, `]}}`)},
+		{"undeclared member, empty arrays", fill(`{"flags":{"zz":[`, `[]`, `]}}`)},
+		{"undeclared member, empty objects", fill(`{"flags":{"zz":[`, `{}`, `]}}`)},
+		{"declared repeatable flag", fill(`{"flags":{"grep":[`, `""`, `]}}`)},
+		{"nested member", fill(`{"flags":{"grep":[[`, `0`, `]]}}`)},
+		{"distinct keys", keys.String()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.LessOrEqual(t, len(tc.input), execgate.MaxInputSize)
+			require.True(t, json.Valid([]byte(tc.input)))
+			input := json.RawMessage(tc.input)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := p.Check("log", input)
+			runtime.ReadMemStats(&after)
+			var ve *execgate.ValidationError
+			require.ErrorAs(t, err, &ve)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			t.Logf("allocated %d bytes for %d bytes of input", allocated, len(input))
+			assert.Less(t, allocated, uint64(8*execgate.MaxInputSize))
+		})
+	}
 }

@@ -80,6 +80,12 @@ type Options struct {
 	// MaxProblems is how many problems are collected before reading
 	// stops; 0 means DefaultMaxProblems.
 	MaxProblems int
+	// MaxValues bounds how many object keys and JSON values (array
+	// elements included) Value and Object fields keep, all of them
+	// together; 0 means no bound. Past it, the rest of the input is still
+	// checked, but nothing more is kept and the input is refused, so that
+	// a small input cannot build a large tree.
+	MaxValues int
 }
 
 // Decode decodes the JSON object in data into the struct v points to,
@@ -104,7 +110,9 @@ func Decode(data []byte, v any) error {
 //
 // A null for a pointer, slice or map leaves it nil. A []byte is a base64
 // string. Opaque values (see Opaque) are checked as JSON and then handed to
-// encoding/json; a null is handed over too, so a time.Time stays zero.
+// encoding/json; a null is handed over too, so a time.Time stays zero. A
+// Value or Object field is checked in the same way but read by Decode
+// itself, once, into a tree of untyped values.
 //
 // Decode returns a plain error, not an *Error, when v is not a non-nil
 // pointer to a struct or Check refuses the struct's type.
@@ -113,11 +121,8 @@ func (o Options) Decode(data []byte, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("strictjson: Decode needs a non-nil pointer to a struct, not %T", v)
 	}
-	t := rv.Elem().Type()
-	if Opaque(t) {
-		return fmt.Errorf("strictjson: %v decodes itself (UnmarshalJSON or UnmarshalText); Decode needs a plain struct", t)
-	}
-	if err := Check(t); err != nil {
+	p, err := planFor(rv.Elem().Type())
+	if err != nil {
 		return err
 	}
 	if o.MaxSize <= 0 {
@@ -131,7 +136,7 @@ func (o Options) Decode(data []byte, v any) error {
 	}
 	rv.Elem().SetZero()
 	d := decoder{data: data, opts: o}
-	d.top(rv.Elem())
+	d.top(rv.Elem(), p)
 	if len(d.problems) == 0 {
 		return nil
 	}
@@ -182,8 +187,17 @@ type decoder struct {
 	opts     Options
 	problems []Problem
 	fatal    bool
-	path     []pathElem
+	kept     int // values kept in Value and Object fields, for MaxValues
+	// The path to the value being read: its first inlinePath elements
+	// in path, the rest in deep, so that the common shallow input needs
+	// no allocation for it.
+	path  [inlinePath]pathElem
+	npath int
+	deep  []pathElem
 }
+
+// inlinePath is how many path elements a decoder holds without allocating.
+const inlinePath = 8
 
 // badString says what is wrong with the content of a well-formed string.
 type badString uint8
@@ -219,7 +233,8 @@ func (b badString) keyMessage() string {
 
 func (d *decoder) pathString() string {
 	var b strings.Builder
-	for _, e := range d.path {
+	for i := range d.npath {
+		e := d.elem(i)
 		switch e.kind {
 		case elemField:
 			if b.Len() > 0 {
@@ -239,8 +254,31 @@ func (d *decoder) pathString() string {
 	return b.String()
 }
 
-func (d *decoder) push(e pathElem) { d.path = append(d.path, e) }
-func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
+// elem returns element i of the path.
+func (d *decoder) elem(i int) *pathElem {
+	if i < inlinePath {
+		return &d.path[i]
+	}
+	return &d.deep[i-inlinePath]
+}
+
+// push extends the path by e.
+func (d *decoder) push(e pathElem) {
+	if d.npath < inlinePath {
+		d.path[d.npath] = e
+	} else {
+		d.deep = append(d.deep, e)
+	}
+	d.npath++
+}
+
+// pop removes the last element of the path.
+func (d *decoder) pop() {
+	d.npath--
+	if d.npath >= inlinePath {
+		d.deep = d.deep[:len(d.deep)-1]
+	}
+}
 
 // problem records msg at the current path.
 func (d *decoder) problem(msg string) {
@@ -312,7 +350,7 @@ func (d *decoder) sentKind() string {
 	}
 }
 
-func (d *decoder) top(v reflect.Value) {
+func (d *decoder) top(v reflect.Value, p *plan) {
 	if len(d.data) > d.opts.MaxSize {
 		if d.opts.MaxSize%(1<<20) == 0 {
 			d.fail(fmt.Sprintf("input is larger than %d MiB", d.opts.MaxSize>>20))
@@ -334,7 +372,7 @@ func (d *decoder) top(v reflect.Value) {
 		d.syntax("unexpected character")
 		return
 	}
-	d.value(v, 0)
+	d.value(v, p, 0)
 	if d.fatal {
 		return
 	}
@@ -350,61 +388,80 @@ func (d *decoder) mismatch(want string, depth int) {
 	d.skip(depth, false)
 }
 
-// value reads one JSON value into v.
-func (d *decoder) value(v reflect.Value, depth int) {
+// value reads one JSON value into v, whose plan is p.
+func (d *decoder) value(v reflect.Value, p *plan, depth int) {
 	d.ws()
 	if d.pos >= len(d.data) {
 		d.syntax("unexpected end of input")
 		return
 	}
-	t := v.Type()
-	if Opaque(t) {
-		d.opaque(v, depth)
-		return
-	}
 	c := d.data[d.pos]
-	switch t.Kind() {
-	case reflect.Pointer:
+	switch p.op {
+	case opOpaque:
+		d.opaque(v, depth)
+	case opValue:
+		x := d.anyValue(depth)
+		if v.CanAddr() && v.CanInterface() {
+			*v.Addr().Interface().(*Value) = x
+		} else {
+			v.Set(reflect.ValueOf(x))
+		}
+	case opObject:
+		if c != '{' && c != 'n' {
+			d.mismatch("an object", depth)
+			return
+		}
+		obj := d.objectField(depth)
+		if v.CanAddr() && v.CanInterface() {
+			*v.Addr().Interface().(*Object) = obj
+		} else {
+			v.Set(reflect.ValueOf(obj))
+		}
+	case opPointer:
 		if c == 'n' {
 			d.literal("null")
 			return
 		}
-		p := reflect.New(t.Elem())
-		d.value(p.Elem(), depth)
-		v.Set(p)
-	case reflect.Struct:
+		ptr := reflect.New(p.t.Elem())
+		d.value(ptr.Elem(), p.elem, depth)
+		v.Set(ptr)
+	case opStruct:
 		if c != '{' {
 			d.mismatch("an object", depth)
 			return
 		}
-		d.object(v, depth)
-	case reflect.Map:
+		d.object(v, p.info, depth)
+	case opMap:
 		switch c {
 		case 'n':
 			d.literal("null")
 		case '{':
-			d.mapObject(v, depth)
+			d.mapObject(v, p, depth)
 		default:
 			d.mismatch("an object", depth)
 		}
-	case reflect.Slice:
-		switch {
-		case c == 'n':
+	case opBytes:
+		if c == 'n' {
 			d.literal("null")
-		case t.Elem().Kind() == reflect.Uint8:
-			d.bytes(v, depth)
-		case c == '[':
-			d.array(v, depth)
+			return
+		}
+		d.bytes(v, depth)
+	case opSlice:
+		switch c {
+		case 'n':
+			d.literal("null")
+		case '[':
+			d.slice(v, p, depth)
 		default:
 			d.mismatch("an array", depth)
 		}
-	case reflect.Array:
+	case opArray:
 		if c != '[' {
 			d.mismatch("an array", depth)
 			return
 		}
-		d.array(v, depth)
-	case reflect.String:
+		d.array(v, p, depth)
+	case opString:
 		if c != '"' {
 			d.mismatch("a string", depth)
 			return
@@ -417,7 +474,7 @@ func (d *decoder) value(v reflect.Value, depth int) {
 		default:
 			v.SetString(s)
 		}
-	case reflect.Bool:
+	case opBool:
 		switch c {
 		case 't':
 			if d.literal("true") {
@@ -428,35 +485,35 @@ func (d *decoder) value(v reflect.Value, depth int) {
 		default:
 			d.mismatch("true or false", depth)
 		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	case opInt:
 		tok, ok := d.integerFor(depth)
 		if !ok {
 			return
 		}
-		n, err := strconv.ParseInt(tok, 10, t.Bits())
-		if err != nil {
-			lo := int64(-1) << (t.Bits() - 1)
+		n, ok := parseInt(tok, p.bits)
+		if !ok {
+			lo := int64(-1) << (p.bits - 1)
 			d.problem(fmt.Sprintf("must be between %d and %d", lo, -(lo + 1)))
 			return
 		}
 		v.SetInt(n)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case opUint:
 		tok, ok := d.integerFor(depth)
 		if !ok {
 			return
 		}
-		n, err := strconv.ParseUint(tok, 10, t.Bits())
-		if err != nil {
-			d.problem(fmt.Sprintf("must be between 0 and %d", ^uint64(0)>>(64-t.Bits())))
+		n, ok := parseUint(tok, p.bits)
+		if !ok {
+			d.problem(fmt.Sprintf("must be between 0 and %d", ^uint64(0)>>(64-p.bits)))
 			return
 		}
 		v.SetUint(n)
-	case reflect.Float32, reflect.Float64:
+	case opFloat:
 		tok, ok := d.numberFor("a number", depth)
 		if !ok {
 			return
 		}
-		f, err := strconv.ParseFloat(tok, 64)
+		f, err := strconv.ParseFloat(string(tok), 64)
 		if err != nil || v.OverflowFloat(f) {
 			d.problem("is out of range for a number")
 			return
@@ -468,68 +525,139 @@ func (d *decoder) value(v reflect.Value, depth int) {
 	}
 }
 
+// parseInt parses tok, a JSON number token without a fraction or an
+// exponent, as a signed integer of the given size in bits, as
+// strconv.ParseInt does, and reports false when it is out of range.
+func parseInt(tok []byte, bits int) (int64, bool) {
+	neg := tok[0] == '-'
+	if neg {
+		tok = tok[1:]
+	}
+	u, ok := parseUint(tok, 64)
+	limit := uint64(1) << (bits - 1) // the magnitude of the lowest value
+	switch {
+	case !ok, neg && u > limit, !neg && u >= limit:
+		return 0, false
+	case neg:
+		return int64(-u), true
+	default:
+		return int64(u), true
+	}
+}
+
+// parseUint parses tok, a JSON number token without a fraction or an
+// exponent, as an unsigned integer of the given size in bits, and reports
+// false when it is out of range (a negative number included).
+func parseUint(tok []byte, bits int) (uint64, bool) {
+	if len(tok) == 0 || tok[0] == '-' {
+		// JSON allows -0, which strconv.ParseUint refuses too.
+		return 0, false
+	}
+	var n uint64
+	for _, c := range tok {
+		if n > (1<<64-1)/10 {
+			return 0, false
+		}
+		n *= 10
+		if n+uint64(c-'0') < n {
+			return 0, false
+		}
+		n += uint64(c - '0')
+	}
+	if bits < 64 && n >= 1<<bits {
+		return 0, false
+	}
+	return n, true
+}
+
 // numberFor reads a number token where want is expected.
-func (d *decoder) numberFor(want string, depth int) (string, bool) {
+func (d *decoder) numberFor(want string, depth int) ([]byte, bool) {
 	c := d.peek()
 	if c != '-' && (c < '0' || c > '9') {
 		d.mismatch(want, depth)
-		return "", false
+		return nil, false
 	}
 	return d.number()
 }
 
 // integerFor reads a number for an integer field and reports a problem
 // unless it is written without a fraction or exponent.
-func (d *decoder) integerFor(depth int) (string, bool) {
+func (d *decoder) integerFor(depth int) ([]byte, bool) {
 	tok, ok := d.numberFor("an integer", depth)
 	if ok && !isIntegerToken(tok) {
 		d.problem("must be an integer, without a fraction or exponent")
-		return "", false
+		return nil, false
 	}
 	return tok, ok
 }
 
-func isIntegerToken(tok string) bool {
-	return !strings.ContainsAny(tok, ".eE")
+func isIntegerToken(tok []byte) bool {
+	return !bytes.ContainsAny(tok, ".eE")
 }
 
-// object reads a JSON object into struct v.
-func (d *decoder) object(v reflect.Value, depth int) {
+// object reads a JSON object into struct v, whose fields si describes.
+func (d *decoder) object(v reflect.Value, si *structInfo, depth int) {
 	if !d.enter(depth) {
 		return
 	}
-	si := infoFor(v.Type())
-	var seen map[string]bool
-	d.members(func(key string, bad badString) {
-		switch {
-		case bad != goodString:
+	// The fields already read, as bits by index (more only for structs of
+	// over 64 fields), and the other keys already seen.
+	var seenBits uint64
+	var seenMore []bool
+	var seenOther map[string]bool
+	d.members(func(kb []byte, bad badString) {
+		if bad != goodString {
 			d.problem(bad.keyMessage())
-		case seen[key]:
-			d.duplicate(key, elemField)
-		default:
-			if seen == nil {
-				seen = make(map[string]bool)
-			}
-			seen[key] = true
-			if f, ok := si.byName[key]; ok {
-				d.push(pathElem{kind: elemField, name: f.Name})
-				d.value(v.FieldByIndex(f.Index), depth+1)
-				d.pop()
-				return
-			}
-			for _, name := range si.names {
-				if strings.EqualFold(name, key) {
-					d.problemAt(pathElem{kind: elemField, name: name},
-						"must be spelled exactly "+name+" (field names are case-sensitive)")
+			d.skip(depth+1, false)
+			return
+		}
+		if i, ok := si.byName[string(kb)]; ok {
+			f := &si.fields[i]
+			if i < 64 {
+				if seenBits&(1<<i) != 0 {
+					d.duplicate(f.Name, elemField)
 					d.skip(depth+1, false)
 					return
 				}
-			}
-			if PathKey(key) == key {
-				d.problemAt(pathElem{kind: elemField, name: key}, "unknown field; "+si.allowed)
+				seenBits |= 1 << i
 			} else {
-				d.problem("has an unknown field (name not shown); " + si.allowed)
+				if seenMore == nil {
+					seenMore = make([]bool, len(si.fields))
+				}
+				if seenMore[i] {
+					d.duplicate(f.Name, elemField)
+					d.skip(depth+1, false)
+					return
+				}
+				seenMore[i] = true
 			}
+			d.push(pathElem{kind: elemField, name: f.Name})
+			d.value(v.FieldByIndex(f.Index), f.plan, depth+1)
+			d.pop()
+			return
+		}
+		key := string(kb)
+		if seenOther[key] {
+			d.duplicate(key, elemField)
+			d.skip(depth+1, false)
+			return
+		}
+		if seenOther == nil {
+			seenOther = make(map[string]bool)
+		}
+		seenOther[key] = true
+		for _, name := range si.names {
+			if strings.EqualFold(name, key) {
+				d.problemAt(pathElem{kind: elemField, name: name},
+					"must be spelled exactly "+name+" (field names are case-sensitive)")
+				d.skip(depth+1, false)
+				return
+			}
+		}
+		if PathKey(key) == key {
+			d.problemAt(pathElem{kind: elemField, name: key}, "unknown field; "+si.allowed)
+		} else {
+			d.problem("has an unknown field (name not shown); " + si.allowed)
 		}
 		d.skip(depth+1, false)
 	})
@@ -554,8 +682,9 @@ func (d *decoder) enter(depth int) bool {
 }
 
 // members reads an object whose '{' is at pos, calling member for each key
-// with pos at the start of its value; member must read the value.
-func (d *decoder) members(member func(key string, bad badString)) {
+// with pos at the start of its value; member must read the value. The key
+// is valid only during the call: it may share memory with the input.
+func (d *decoder) members(member func(key []byte, bad badString)) {
 	d.pos++ // '{'
 	d.ws()
 	if d.peek() == '}' {
@@ -568,7 +697,7 @@ func (d *decoder) members(member func(key string, bad badString)) {
 			d.syntax("expected a string key")
 			return
 		}
-		key, bad, ok := d.str()
+		key, bad, ok := d.strBytes()
 		if !ok {
 			return
 		}
@@ -624,27 +753,27 @@ func (d *decoder) elements(element func(i int)) {
 	}
 }
 
-// mapObject reads a JSON object into map v.
-func (d *decoder) mapObject(v reflect.Value, depth int) {
+// mapObject reads a JSON object into map v, whose plan is p.
+func (d *decoder) mapObject(v reflect.Value, p *plan, depth int) {
 	if !d.enter(depth) {
 		return
 	}
-	t := v.Type()
-	m := reflect.MakeMap(t)
+	m := reflect.MakeMap(p.t)
 	seen := make(map[string]bool)
-	d.members(func(key string, bad badString) {
+	d.members(func(kb []byte, bad badString) {
 		switch {
 		case bad != goodString:
 			d.problem(bad.keyMessage())
-		case seen[key]:
-			d.duplicate(key, elemKey)
+		case seen[string(kb)]:
+			d.duplicate(string(kb), elemKey)
 		default:
+			key := string(kb)
 			seen[key] = true
-			elem := reflect.New(t.Elem()).Elem()
+			elem := reflect.New(p.t.Elem()).Elem()
 			d.push(pathElem{kind: elemKey, name: key})
-			d.value(elem, depth+1)
+			d.value(elem, p.elem, depth+1)
 			d.pop()
-			m.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), elem)
+			m.SetMapIndex(reflect.ValueOf(key).Convert(p.t.Key()), elem)
 			return
 		}
 		d.skip(depth+1, false)
@@ -652,34 +781,46 @@ func (d *decoder) mapObject(v reflect.Value, depth int) {
 	v.Set(m)
 }
 
-// array reads a JSON array into slice or array v.
-func (d *decoder) array(v reflect.Value, depth int) {
+// slice reads a JSON array into slice v, whose plan is p. The elements are
+// read in place, in the slice's own backing array. An empty array gives an
+// empty slice, not nil.
+func (d *decoder) slice(v reflect.Value, p *plan, depth int) {
 	if !d.enter(depth) {
 		return
 	}
-	t := v.Type()
-	isSlice := t.Kind() == reflect.Slice
-	if isSlice {
-		v.Set(reflect.MakeSlice(t, 0, 0))
+	v.SetZero()
+	d.elements(func(i int) {
+		if i == v.Cap() {
+			v.Grow(max(i, 4))
+		}
+		v.SetLen(i + 1)
+		d.push(pathElem{kind: elemIndex, index: i})
+		d.value(v.Index(i), p.elem, depth+1)
+		d.pop()
+	})
+	if v.IsNil() {
+		v.Set(reflect.MakeSlice(p.t, 0, 0))
+	}
+}
+
+// array reads a JSON array into Go array v, whose plan is p.
+func (d *decoder) array(v reflect.Value, p *plan, depth int) {
+	if !d.enter(depth) {
+		return
 	}
 	n := 0
 	d.elements(func(i int) {
 		n = i + 1
 		d.push(pathElem{kind: elemIndex, index: i})
-		defer d.pop()
-		switch {
-		case isSlice:
-			elem := reflect.New(t.Elem()).Elem()
-			d.value(elem, depth+1)
-			v.Set(reflect.Append(v, elem))
-		case i < t.Len():
-			d.value(v.Index(i), depth+1)
-		default:
+		if i < v.Len() {
+			d.value(v.Index(i), p.elem, depth+1)
+		} else {
 			d.skip(depth+1, false)
 		}
+		d.pop()
 	})
-	if !isSlice && !d.fatal && n != t.Len() {
-		d.problem(fmt.Sprintf("must have exactly %d items", t.Len()))
+	if !d.fatal && n != v.Len() {
+		d.problem(fmt.Sprintf("must have exactly %d items", v.Len()))
 	}
 }
 
@@ -735,8 +876,9 @@ func (d *decoder) skip(depth int, loud bool) {
 			return
 		}
 		var seen map[string]bool
-		d.members(func(key string, bad badString) {
+		d.members(func(kb []byte, bad badString) {
 			if loud {
+				key := string(kb)
 				switch {
 				case bad != goodString:
 					d.problem(bad.keyMessage())
@@ -765,7 +907,7 @@ func (d *decoder) skip(depth int, loud bool) {
 			d.skip(depth+1, loud)
 		})
 	case c == '"':
-		_, bad, ok := d.str()
+		_, bad, ok := d.strBytes()
 		if ok && loud && bad != goodString {
 			d.problem(bad.valueMessage())
 		}
@@ -794,8 +936,9 @@ func (d *decoder) literal(lit string) bool {
 	return true
 }
 
-// number reads a number token as the JSON grammar defines it.
-func (d *decoder) number() (string, bool) {
+// number reads a number token as the JSON grammar defines it. The token
+// shares memory with the input.
+func (d *decoder) number() ([]byte, bool) {
 	start := d.pos
 	digits := func() int {
 		n := 0
@@ -815,13 +958,13 @@ func (d *decoder) number() (string, bool) {
 		digits()
 	default:
 		d.syntax("invalid number")
-		return "", false
+		return nil, false
 	}
 	if d.peek() == '.' {
 		d.pos++
 		if digits() == 0 {
 			d.syntax("invalid number")
-			return "", false
+			return nil, false
 		}
 	}
 	if c := d.peek(); c == 'e' || c == 'E' {
@@ -831,16 +974,27 @@ func (d *decoder) number() (string, bool) {
 		}
 		if digits() == 0 {
 			d.syntax("invalid number")
-			return "", false
+			return nil, false
 		}
 	}
-	return string(d.data[start:d.pos]), true
+	return d.data[start:d.pos], true
 }
 
 // str reads the string whose opening quote is at pos and returns it
 // unescaped, with what is wrong with its content if anything. ok is false
 // after a syntax error.
 func (d *decoder) str() (s string, bad badString, ok bool) {
+	b, bad, ok := d.strBytes()
+	if !ok {
+		return "", bad, false
+	}
+	return string(b), bad, true
+}
+
+// strBytes is str without the string: the content, unescaped, shares
+// memory with the input when the string holds no escape, so it is valid
+// only until the input changes and must not be modified.
+func (d *decoder) strBytes() (s []byte, bad badString, ok bool) {
 	d.pos++ // opening quote
 	start := d.pos
 	var buf []byte
@@ -850,13 +1004,23 @@ func (d *decoder) str() (s string, bad badString, ok bool) {
 		}
 	}
 	for d.pos < len(d.data) {
+		// Plain printable ASCII, the common case, needs no other check.
+		for d.pos < len(d.data) {
+			if c := d.data[d.pos]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+				break
+			}
+			d.pos++
+		}
+		if d.pos == len(d.data) {
+			break
+		}
 		c := d.data[d.pos]
 		switch {
 		case c == '"':
 			if buf == nil {
-				s = string(d.data[start:d.pos])
+				s = d.data[start:d.pos]
 			} else {
-				s = string(append(buf, d.data[start:d.pos]...))
+				s = append(buf, d.data[start:d.pos]...)
 			}
 			d.pos++
 			return s, bad, true
@@ -886,7 +1050,7 @@ func (d *decoder) str() (s string, bad badString, ok bool) {
 				r, ok := d.hex4(d.pos + 1)
 				if !ok {
 					d.syntax("invalid \\u escape")
-					return "", bad, false
+					return nil, bad, false
 				}
 				d.pos += 5
 				switch {
@@ -906,15 +1070,15 @@ func (d *decoder) str() (s string, bad badString, ok bool) {
 				buf = utf8.AppendRune(buf, r)
 			default:
 				d.syntax("invalid escape in a string")
-				return "", bad, false
+				return nil, bad, false
 			}
 			start = d.pos
 		case c == 0:
 			d.syntax("a string contains a raw NUL byte")
-			return "", bad, false
+			return nil, bad, false
 		case c < 0x20:
 			d.syntax("a string contains an unescaped control character")
-			return "", bad, false
+			return nil, bad, false
 		case c < utf8.RuneSelf:
 			d.pos++
 		default:
@@ -926,7 +1090,7 @@ func (d *decoder) str() (s string, bad badString, ok bool) {
 		}
 	}
 	d.syntax("unterminated string")
-	return "", bad, false
+	return nil, bad, false
 }
 
 // hex4 parses the four hex digits at i.

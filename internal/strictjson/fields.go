@@ -170,9 +170,9 @@ var checkCache sync.Map
 // Check reports whether Decode supports every type reachable from t. It
 // accepts booleans, strings, integers, unsigned integers and floats of
 // every size, pointers, slices (a []byte is a base64 string), arrays,
-// maps with string keys, structs (see Fields), and opaque types (see
-// Opaque). It refuses interfaces, channels, functions, complex numbers,
-// uintptr and unsafe pointers, and maps with other keys.
+// maps with string keys, structs (see Fields), Value, Object and opaque
+// types (see Opaque). It refuses interfaces, channels, functions, complex
+// numbers, uintptr and unsafe pointers, and maps with other keys.
 func Check(t reflect.Type) error {
 	if t == nil {
 		return fmt.Errorf("strictjson: nil type")
@@ -197,7 +197,7 @@ func checkType(t reflect.Type, where string, done map[reflect.Type]bool) error {
 		return nil
 	}
 	done[t] = true
-	if Opaque(t) {
+	if t == valueType || t == objectType || Opaque(t) {
 		return nil
 	}
 	switch t.Kind() {
@@ -228,41 +228,4 @@ func checkType(t reflect.Type, where string, done map[reflect.Type]bool) error {
 	default:
 		return fmt.Errorf("strictjson: %s: type %v is not supported", where, t)
 	}
-}
-
-// structInfo is what the decoder needs about a struct type.
-type structInfo struct {
-	byName  map[string]Field
-	names   []string // JSON names in declaration order
-	allowed string   // "a, b, c", for messages
-}
-
-var structInfoCache sync.Map
-
-// maxNamesInMessage bounds the list of allowed names in an unknown-field
-// message.
-const maxNamesInMessage = 24
-
-// infoFor returns the structInfo of t, which Check has accepted.
-func infoFor(t reflect.Type) *structInfo {
-	if si, ok := structInfoCache.Load(t); ok {
-		return si.(*structInfo)
-	}
-	fs, _ := Fields(t)
-	si := &structInfo{byName: make(map[string]Field, len(fs))}
-	for _, f := range fs {
-		si.byName[f.Name] = f
-		si.names = append(si.names, f.Name)
-	}
-	switch {
-	case len(si.names) == 0:
-		si.allowed = "this object takes no fields"
-	case len(si.names) > maxNamesInMessage:
-		si.allowed = "allowed: " + strings.Join(si.names[:maxNamesInMessage], ", ") +
-			fmt.Sprintf(", and %d more", len(si.names)-maxNamesInMessage)
-	default:
-		si.allowed = "allowed: " + strings.Join(si.names, ", ")
-	}
-	v, _ := structInfoCache.LoadOrStore(t, si)
-	return v.(*structInfo)
 }
