@@ -866,6 +866,25 @@ func (d *decoder) opaque(v reflect.Value, depth int) {
 	v.Set(p.Elem())
 }
 
+// newKey checks one key of an object read without a Go type: it reports
+// a bad key or a key already in *seen, and otherwise adds the key to
+// *seen (made on first use) and reports true.
+func (d *decoder) newKey(seen *map[string]bool, key string, bad badString) bool {
+	switch {
+	case bad != goodString:
+		d.problem(bad.keyMessage())
+		return false
+	case (*seen)[key]:
+		d.duplicate(key, elemKey)
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool)
+	}
+	(*seen)[key] = true
+	return true
+}
+
 // skip reads any JSON value. When loud, it reports duplicate keys and bad
 // strings inside it; otherwise only what stops reading.
 func (d *decoder) skip(depth int, loud bool) {
@@ -879,17 +898,7 @@ func (d *decoder) skip(depth int, loud bool) {
 		d.members(func(kb []byte, bad badString) {
 			if loud {
 				key := string(kb)
-				switch {
-				case bad != goodString:
-					d.problem(bad.keyMessage())
-				case seen[key]:
-					d.duplicate(key, elemKey)
-				default:
-					if seen == nil {
-						seen = make(map[string]bool)
-					}
-					seen[key] = true
-				}
+				d.newKey(&seen, key, bad)
 				d.push(pathElem{kind: elemKey, name: key})
 				defer d.pop()
 			}

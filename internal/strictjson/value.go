@@ -164,19 +164,7 @@ func (d *decoder) anyValue(depth int) Value {
 		v.Members = Object{}
 		d.members(func(kb []byte, bad badString) {
 			key := string(kb)
-			keep := false
-			switch {
-			case bad != goodString:
-				d.problem(bad.keyMessage())
-			case seen[key]:
-				d.duplicate(key, elemKey)
-			default:
-				if seen == nil {
-					seen = make(map[string]bool)
-				}
-				seen[key] = true
-				keep = true
-			}
+			keep := d.newKey(&seen, key, bad)
 			d.push(pathElem{kind: elemKey, name: key})
 			if keep && !d.keep() {
 				keep = false
