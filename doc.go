@@ -97,9 +97,10 @@
 // 30 seconds) and, if CommandSpec.NoOutputTimeout is positive, may stay
 // silent on both streams for at most that long; zero turns the silence limit
 // off. When a limit passes or the context is done, DefaultExecFn kills the
-// child's whole process group, and when the child exits on its own it kills
-// whatever is left of its group; a process that has left the group (with
-// setsid, say) is beyond its reach. Where processes cannot be started
+// child's whole process group and the child itself, wherever it has moved,
+// and when the child exits on its own it kills whatever is left of its
+// group; any other process that has left the group (with setsid, say) is
+// beyond its reach. Where processes cannot be started
 // (js/wasm, Windows), DefaultExecFn starts nothing and every call's Result
 // says spawn_error.
 //

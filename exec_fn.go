@@ -99,8 +99,10 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // TerminationCanceled. inv.Timeout counts from the start of the process.
 // When it passes, when no output arrives on either stream for
 // inv.NoOutputTimeout, or when ctx is done, the whole process group is
-// killed with SIGKILL and the Outcome reports that reason, with the signal
-// that ended the leader; a leader that had already exited with a status
+// killed with SIGKILL, and the leader by its own process ID as well (it
+// may have moved itself into another group), and the Outcome reports that
+// reason, with the signal that ended the leader; a leader that had
+// already exited with a status
 // reports TerminationExit. A leader ended by a signal DefaultExecFn did not
 // send reports TerminationSignal. When the leader exits on its own,
 // whatever is left of its group is killed too. On Linux the group is

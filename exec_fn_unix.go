@@ -265,7 +265,9 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 // supervise runs from the moment cmd has started: it reads the output,
 // feeds stdin, enforces the limits, kills the process group, reaps the
 // leader, and reports the Outcome. Every goroutine it starts has ended when
-// it returns.
+// it returns, except that a limit's callback that fired as the leader
+// exited may still be returning (it finds the limits disarmed and does
+// nothing).
 //
 // The calling goroutine itself waits for the leader to exit, as
 // exec.Cmd.Wait would; the limits are timers and a context callback that
@@ -304,7 +306,7 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 		})
 	}
 
-	k := &groupKiller{pid: pid}
+	k := &groupKiller{pid: pid, leader: cmd.Process}
 	k.arm(ctx, inv, &lastOutput, start, timeout)
 
 	// Wait for the leader to exit. On Linux it is not reaped: it stays a
@@ -352,13 +354,15 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 
 // groupKiller enforces a call's limits while its leader runs: a timer for
 // the timeout, one for the no-output timeout, and a callback on the
-// context. Each kills the whole process group and records why; the first
-// reason wins. disarm, called once the leader has exited and before it is
-// reaped, stops them, so no kill can reach the group ID after the leader's
-// process ID has been released.
+// context. Each kills the whole process group and the leader, and records
+// why; the first reason wins. disarm, called once the leader has exited
+// and, on Linux, before it is reaped, stops them, so no kill can reach the
+// group ID after the leader's process ID has been released (elsewhere see
+// proc.WaitExit for the window that leaves).
 type groupKiller struct {
 	mu       sync.Mutex
 	pid      int
+	leader   *os.Process
 	reason   Termination
 	disarmed bool
 	timers   []*time.Timer
@@ -409,6 +413,10 @@ func (k *groupKiller) killLocked(r Termination) {
 	// its process group ID; elsewhere it may have been reaped a moment
 	// ago (see proc.WaitExit).
 	proc.KillGroup(k.pid)
+	// The leader itself too: it may have moved into another process group
+	// of its session, out of reach of the group kill. os.Process does not
+	// signal a process it has reaped (on Linux it signals through a pidfd).
+	k.leader.Kill()
 }
 
 // disarm stops every limit and returns the reason of the first kill, or ""

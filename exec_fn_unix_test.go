@@ -361,6 +361,49 @@ func TestInvariant6_ProcessGroupIsKilled(t *testing.T) {
 	}
 }
 
+// TestInvariant6_LeaderThatLeavesItsGroupIsStillKilled: a leader that
+// moves itself into another process group of its session is out of reach
+// of a group kill, so each limit must also kill the leader itself.
+func TestInvariant6_LeaderThatLeavesItsGroupIsStillKilled(t *testing.T) {
+	cases := []struct {
+		name   string
+		set    func(*CommandSpec)
+		ctx    func(t *testing.T) context.Context
+		reason Termination
+	}{
+		{"timeout", func(s *CommandSpec) { s.Timeout = 300 * time.Millisecond }, nil, TerminationTimeout},
+		{"no-output timeout", func(s *CommandSpec) { s.NoOutputTimeout = 300 * time.Millisecond }, nil, TerminationNoOutputTimeout},
+		{"cancellation", nil, func(t *testing.T) context.Context {
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			t.Cleanup(cancel)
+			return ctx
+		}, TerminationCanceled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			spec := procSpec(t, "leaver", "leavegroup", "20s")
+			if tc.set != nil {
+				tc.set(&spec)
+			}
+			ctx := t.Context()
+			if tc.ctx != nil {
+				ctx = tc.ctx(t)
+			}
+			res, elapsed := procRun(t, ctx, spec)
+			t.Cleanup(func() {
+				if res.PID > 0 && !procGone(res.PID) {
+					unix.Kill(res.PID, unix.SIGKILL)
+				}
+			})
+			require.Equal(t, "left\n", res.Stdout, "the helper must have left its group, or this test shows nothing: %s", res.Stderr)
+			assert.Equal(t, tc.reason, res.Termination)
+			assert.Equal(t, "SIGKILL", res.Signal)
+			assert.Less(t, elapsed, 10*time.Second, "the 20 s sleep was not cut short")
+		})
+	}
+}
+
 func TestInvariant6_NoOutputTimeout(t *testing.T) {
 	t.Run("silence kills the group", func(t *testing.T) {
 		t.Parallel()
