@@ -365,7 +365,7 @@ type groupKiller struct {
 	leader   *os.Process
 	reason   Termination
 	disarmed bool
-	timers   []*time.Timer
+	deadline *time.Timer
 	stopCtx  func() bool
 	silence  *time.Timer
 	quietFor time.Duration
@@ -375,9 +375,9 @@ type groupKiller struct {
 func (k *groupKiller) arm(ctx context.Context, inv Invocation, lastOutput *atomic.Int64, start time.Time, timeout time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.timers = append(k.timers, time.AfterFunc(timeout-time.Since(start), func() {
+	k.deadline = time.AfterFunc(timeout-time.Since(start), func() {
 		k.kill(TerminationTimeout)
-	}))
+	})
 	if inv.NoOutputTimeout > 0 {
 		k.quietFor = inv.NoOutputTimeout
 		k.silence = time.AfterFunc(inv.NoOutputTimeout, func() {
@@ -390,7 +390,6 @@ func (k *groupKiller) arm(ctx context.Context, inv Invocation, lastOutput *atomi
 				k.silence.Reset(k.quietFor - quiet)
 			}
 		})
-		k.timers = append(k.timers, k.silence)
 	}
 	k.stopCtx = context.AfterFunc(ctx, func() { k.kill(TerminationCanceled) })
 }
@@ -425,8 +424,9 @@ func (k *groupKiller) disarm() Termination {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.disarmed = true
-	for _, t := range k.timers {
-		t.Stop()
+	k.deadline.Stop()
+	if k.silence != nil {
+		k.silence.Stop()
 	}
 	k.stopCtx()
 	return k.reason
