@@ -759,24 +759,18 @@ func (d *decoder) mapObject(v reflect.Value, p *plan, depth int) {
 		return
 	}
 	m := reflect.MakeMap(p.t)
-	seen := make(map[string]bool)
+	var seen map[string]bool
 	d.members(func(kb []byte, bad badString) {
-		switch {
-		case bad != goodString:
-			d.problem(bad.keyMessage())
-		case seen[string(kb)]:
-			d.duplicate(string(kb), elemKey)
-		default:
-			key := string(kb)
-			seen[key] = true
-			elem := reflect.New(p.t.Elem()).Elem()
-			d.push(pathElem{kind: elemKey, name: key})
-			d.value(elem, p.elem, depth+1)
-			d.pop()
-			m.SetMapIndex(reflect.ValueOf(key).Convert(p.t.Key()), elem)
+		key := string(kb)
+		if !d.newKey(&seen, key, bad) {
+			d.skip(depth+1, false)
 			return
 		}
-		d.skip(depth+1, false)
+		elem := reflect.New(p.t.Elem()).Elem()
+		d.push(pathElem{kind: elemKey, name: key})
+		d.value(elem, p.elem, depth+1)
+		d.pop()
+		m.SetMapIndex(reflect.ValueOf(key).Convert(p.t.Key()), elem)
 	})
 	v.Set(m)
 }
@@ -866,9 +860,9 @@ func (d *decoder) opaque(v reflect.Value, depth int) {
 	v.Set(p.Elem())
 }
 
-// newKey checks one key of an object read without a Go type: it reports
-// a bad key or a key already in *seen, and otherwise adds the key to
-// *seen (made on first use) and reports true.
+// newKey checks one key of a map, or of an object read without a Go type:
+// it reports a bad key or a key already in *seen, and otherwise adds the
+// key to *seen (made on first use) and reports true.
 func (d *decoder) newKey(seen *map[string]bool, key string, bad badString) bool {
 	switch {
 	case bad != goodString:
@@ -1088,9 +1082,7 @@ func (d *decoder) strBytes() (s []byte, bad badString, ok bool) {
 		case c < 0x20:
 			d.syntax("a string contains an unescaped control character")
 			return nil, bad, false
-		case c < utf8.RuneSelf:
-			d.pos++
-		default:
+		default: // past the scan above, c is not ASCII
 			r, size := utf8.DecodeRune(d.data[d.pos:])
 			if r == utf8.RuneError && size == 1 {
 				note(hasBadUTF8)
