@@ -306,7 +306,7 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 		})
 	}
 
-	k := &groupKiller{pid: pid, leader: cmd.Process}
+	k := &groupKiller{leader: cmd.Process}
 	k.arm(ctx, inv, &lastOutput, start, timeout)
 
 	// Wait for the leader to exit. On Linux it is not reaped: it stays a
@@ -361,14 +361,12 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 // proc.WaitExit for the window that leaves).
 type groupKiller struct {
 	mu       sync.Mutex
-	pid      int
-	leader   *os.Process
+	leader   *os.Process // its Pid is also the group's ID
 	reason   Termination
 	disarmed bool
 	deadline *time.Timer
+	silence  *time.Timer // nil without a no-output timeout
 	stopCtx  func() bool
-	silence  *time.Timer
-	quietFor time.Duration
 }
 
 // arm starts the timers and the context callback.
@@ -379,22 +377,22 @@ func (k *groupKiller) arm(ctx context.Context, inv Invocation, lastOutput *atomi
 		k.kill(TerminationTimeout)
 	})
 	if inv.NoOutputTimeout > 0 {
-		k.quietFor = inv.NoOutputTimeout
-		k.silence = time.AfterFunc(inv.NoOutputTimeout, func() {
+		limit := inv.NoOutputTimeout
+		k.silence = time.AfterFunc(limit, func() {
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			quiet := time.Since(start) - time.Duration(lastOutput.Load())
-			if quiet >= k.quietFor {
+			if quiet >= limit {
 				k.killLocked(TerminationNoOutputTimeout)
 			} else if !k.disarmed {
-				k.silence.Reset(k.quietFor - quiet)
+				k.silence.Reset(limit - quiet)
 			}
 		})
 	}
 	k.stopCtx = context.AfterFunc(ctx, func() { k.kill(TerminationCanceled) })
 }
 
-// kill kills the group for reason r, unless the leader has exited.
+// kill kills the group and the leader for reason r, unless disarmed.
 func (k *groupKiller) kill(r Termination) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -411,7 +409,7 @@ func (k *groupKiller) killLocked(r Termination) {
 	// Until disarm, on Linux, the leader is not reaped, so pid is still
 	// its process group ID; elsewhere it may have been reaped a moment
 	// ago (see proc.WaitExit).
-	proc.KillGroup(k.pid)
+	proc.KillGroup(k.leader.Pid)
 	// The leader itself too: it may have moved into another process group
 	// of its session, out of reach of the group kill. os.Process does not
 	// signal a process it has reaped (on Linux it signals through a pidfd).
