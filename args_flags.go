@@ -606,7 +606,8 @@ type flagsParse struct {
 	issues     []Issue
 	dropped    int
 	// Occurrences so far by flagRule.index: the first rules in counts,
-	// the rest in moreCounts.
+	// the rest in moreCounts. (A slice into a buffer would make the parse
+	// state escape to the heap: one allocation more per call.)
 	counts     [16]int
 	moreCounts []int
 }
