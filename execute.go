@@ -166,12 +166,12 @@ func (x *Executor) run(ctx context.Context, name string, input json.RawMessage, 
 	if err != nil {
 		return Result{}, err
 	}
-	ev.noteCall(c)
+	ev.noteCall(&c)
 	principal := PrincipalFrom(ctx)
 	if err := checkPrincipal(name, principal); err != nil {
 		return Result{}, err
 	}
-	d, err := x.decide(ctx, OpRun, c, principal, "")
+	d, err := x.decide(ctx, OpRun, &c, principal, "")
 	if err != nil {
 		return Result{}, err
 	}
@@ -182,7 +182,7 @@ func (x *Executor) run(ctx context.Context, name string, input json.RawMessage, 
 	if err := x.auditReady(ctx); err != nil {
 		return Result{}, err
 	}
-	return x.spawn(ctx, c, ""), nil
+	return x.spawn(ctx, &c, ""), nil
 }
 
 // FloorRule is the Decision.Rule, and so the PolicyError.Rule, of a
@@ -406,13 +406,13 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if err != nil {
 		return Result{}, err
 	}
-	ev.noteCall(c)
+	ev.noteCall(&c)
 	if !slices.Equal(c.argv.Args, stored.Args) || !digestEqual(stdinSHA256(c.argv.Stdin), rec.StdinSHA256) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonPolicyChanged}
 	}
 	// The policy judges the proposer's call, as it would have at Propose;
 	// the caller here is the approver.
-	d, err := x.decide(ctx, OpExecute, c, stored.Principal, PrincipalFrom(ctx))
+	d, err := x.decide(ctx, OpExecute, &c, stored.Principal, PrincipalFrom(ctx))
 	if err != nil {
 		return Result{}, err
 	}
@@ -420,7 +420,7 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if d.Action != ActionAllow && d.Action != ActionRequireApproval {
 		return Result{}, &PolicyError{Name: stored.Name, Action: d.Action, Rule: d.Rule}
 	}
-	return x.spawn(ctx, c, ap.ID), nil
+	return x.spawn(ctx, &c, ap.ID), nil
 }
 
 // Reject withdraws a pending approval so that it can never execute. It

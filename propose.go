@@ -56,7 +56,7 @@ func (p *Proposer) allowlist() *Allowlist {
 // not allowlisted and a *ValidationError for refused input. It asks no
 // Policy and starts nothing.
 func (p *Proposer) Check(name string, input json.RawMessage) (Proposal, error) {
-	c, err := prepareCall(p.allowlist(), name, input)
+	c, err := prepare(p.allowlist(), name, input)
 	if err != nil {
 		return Proposal{}, err
 	}
@@ -81,17 +81,7 @@ type call struct {
 // lookup first (default deny), then the size cap, then the spec's schema,
 // then the checks every argv must pass whatever schema built it. Run,
 // Propose, Execute and Proposer.Check all go through it.
-func prepare(a *Allowlist, name string, input json.RawMessage) (*call, error) {
-	c, err := prepareCall(a, name, input)
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-// prepareCall is prepare returning the call by value, for callers that do
-// not keep it.
-func prepareCall(a *Allowlist, name string, input json.RawMessage) (call, error) {
+func prepare(a *Allowlist, name string, input json.RawMessage) (call, error) {
 	e, sub := a.lookup(name)
 	if e == nil {
 		return call{}, &NotFoundError{Name: name}
@@ -230,7 +220,7 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	if err != nil {
 		return Approval{}, err
 	}
-	ev.noteCall(c)
+	ev.noteCall(&c)
 	if issues := checkArgsAndReason(c.argv.Args, reason); len(issues) > 0 {
 		return Approval{}, &ValidationError{Name: name, Issues: issues}
 	}
@@ -238,7 +228,7 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	if err := checkPrincipal(name, principal); err != nil {
 		return Approval{}, err
 	}
-	d, err := x.decide(ctx, OpPropose, c, principal, "")
+	d, err := x.decide(ctx, OpPropose, &c, principal, "")
 	if err != nil {
 		return Approval{}, err
 	}
