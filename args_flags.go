@@ -248,8 +248,8 @@ const maxArgInMessage = 64
 // in positionals unless a Pattern matched them; stdin when spec.Stdin is
 // nil or over its cap; more than MaxApprovalArgs tokens in "args", a token
 // over MaxApprovalArgBytes, and an argv longer than MaxApprovalArgs; and a
-// "flags" object holding more keys and values, at every depth, than twice
-// the number of declared flags plus MaxApprovalArgs (it is checked but not
+// "flags" object holding more keys and values, at every depth, than
+// 2*(number of declared flags + MaxApprovalArgs) (it is checked but not
 // kept, so a small input cannot make Parse allocate much).
 // Issues come in a stable order: "flags" (undeclared keys sorted, then
 // declaration order), "args", "stdin"; at most 32 are listed. Stdin, which
