@@ -14,6 +14,20 @@ const (
 	OpPropose = "propose"
 	OpExecute = "execute"
 	OpReject  = "reject"
+	// OpRequest is a request that a server in front of the Executor
+	// refused before it reached the gate (see Executor.RecordRefusal).
+	OpRequest = "request"
+)
+
+// Phases of an Event.
+const (
+	// PhaseIntent is the Event recorded before a process is handed to the
+	// ExecFn: the call was decided and is about to start. Its TraceID is
+	// the Result's ID, which the outcome Event repeats.
+	PhaseIntent = "intent"
+	// PhaseOutcome is the Event recorded when a call has ended: refused,
+	// proposed, rejected, or run to the end of its process.
+	PhaseOutcome = "outcome"
 )
 
 // Error kinds an Event reports for a refused call.
@@ -24,16 +38,31 @@ const (
 	ErrorKindApproval   = "approval"
 	ErrorKindAudit      = "audit"
 	ErrorKindStore      = "store"
-	ErrorKindOther      = "error"
+	// ErrorKindBusy is a call refused because the Executor's concurrency
+	// bound was reached (see BusyError).
+	ErrorKindBusy = "busy"
+	// ErrorKindUnauthenticated and ErrorKindRequest are for refusals
+	// made before the gate (see Executor.RecordRefusal): a request
+	// without valid credentials, and one refused for its size, content
+	// type, method, route or framing.
+	ErrorKindUnauthenticated = "unauthenticated"
+	ErrorKindRequest         = "request"
+	ErrorKindOther           = "error"
 )
 
 // Event is the audit record of one call to Run, Propose, Execute or
-// Reject, refused or run. The Executor hands exactly one Event per call to
-// Config.Auditor. An Event never holds stdin or environment values: only
+// Reject, refused or run. The Executor hands one Event per call to
+// Config.Auditor (Phase PhaseOutcome) and, for a call that hands a process
+// to the ExecFn, one before that (Phase PhaseIntent), so that a trail
+// holds every process that started even when the gate dies before the
+// process ends. An Event never holds stdin or environment values: only
 // their size and the environment's key names.
 type Event struct {
-	// Op is OpRun, OpPropose, OpExecute or OpReject.
+	// Op is OpRun, OpPropose, OpExecute, OpReject, or OpRequest for a
+	// refusal made before the gate.
 	Op string `json:"op"`
+	// Phase is PhaseIntent or PhaseOutcome.
+	Phase string `json:"phase"`
 	// TraceID is the Result's ID when a process was handed to the ExecFn,
 	// and a new UUIDv7 otherwise.
 	TraceID string `json:"traceId"`
@@ -47,6 +76,9 @@ type Event struct {
 	Approver string `json:"approver,omitempty"`
 	// Name is the requested command name (for Execute, the approval's).
 	Name string `json:"name,omitempty"`
+	// Route is, for OpRequest, the transport and route of the refused
+	// request ("POST /v1/tools/git.log", "mcp tools/call"), cut like Name.
+	Route string `json:"route,omitempty"`
 	// Command is the resolved executable, once the name was looked up.
 	Command string `json:"command,omitempty"`
 	// Args is the argv after validation, unless the spec sets
@@ -94,9 +126,13 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Auditor receives the audit trail. Audit is called once per call, after
-// the call is decided and, if a process ran, after it ended; it may be
-// called concurrently.
+// Auditor receives the audit trail. Audit is called once per call with
+// Phase PhaseOutcome, after the call is decided and, if a process ran,
+// after it ended; for a call that starts a process it is first called with
+// Phase PhaseIntent, just before the process is handed to the ExecFn. An
+// intent that Audit cannot record (an error) refuses the call with an
+// *AuditError and starts nothing, unless Config.AuditFailOpen is set. Audit
+// may be called concurrently.
 //
 // An Auditor that also implements ReadyAuditor is asked before anything
 // happens that needs a record: before a process is handed to the ExecFn,
@@ -156,7 +192,58 @@ func (x *Executor) newEvent(ctx context.Context, op, name string) *Event {
 	if x.auditor == nil {
 		return nil
 	}
-	return &Event{Op: op, Time: x.clock(), Principal: eventString(PrincipalFrom(ctx)), Name: eventString(name)}
+	return &Event{Op: op, Phase: PhaseOutcome, Time: x.clock(), Principal: eventString(PrincipalFrom(ctx)), Name: eventString(name)}
+}
+
+// recordIntent hands the Auditor the intent Event of a call that is about
+// to start, with the Result's ID as its TraceID. An intent that cannot be
+// recorded refuses the call (an *AuditError), unless the Executor fails
+// open.
+func (x *Executor) recordIntent(ctx context.Context, ev *Event, id string) error {
+	if ev == nil {
+		return nil
+	}
+	in := *ev
+	in.Phase = PhaseIntent
+	in.TraceID = id
+	if err := x.auditor.Audit(ctx, in); err != nil && !x.auditFailOpen {
+		return &AuditError{Err: err}
+	}
+	return nil
+}
+
+// Refusal describes a request that a server in front of the Executor
+// refused before it reached the gate, for Executor.RecordRefusal.
+type Refusal struct {
+	// Route is the transport and route of the request, such as
+	// "POST /v1/tools/git.log" or "mcp tools/call".
+	Route string
+	// Name is the command name the request named, if any.
+	Name string
+	// Kind is the kind of refusal: ErrorKindUnauthenticated,
+	// ErrorKindRequest, ErrorKindBusy or ErrorKindNotFound.
+	Kind string
+	// Reason says why, in a few words ("bad token", "body too large").
+	// It must not hold a token, a body or any other secret.
+	Reason string
+}
+
+// RecordRefusal hands the Auditor an Event (Op OpRequest) for a request
+// refused before it reached the gate, so that those refusals are in the
+// same trail as the gate's own. The principal is PrincipalFrom(ctx), ""
+// for a request that was not authenticated; Route, Name and Reason are cut
+// like every caller-chosen string of an Event. Without an Auditor it does
+// nothing and returns nil.
+func (x *Executor) RecordRefusal(ctx context.Context, r Refusal) error {
+	if x.auditor == nil {
+		return nil
+	}
+	ev := x.newEvent(ctx, OpRequest, r.Name)
+	ev.TraceID = newID()
+	ev.Route = eventString(r.Route)
+	ev.Error = eventString(r.Kind)
+	ev.Reason = eventString(r.Reason)
+	return x.auditor.Audit(ctx, *ev)
 }
 
 // noteCall records what a validated call would run.
@@ -223,6 +310,7 @@ func errorKind(err error) (kind, reason string) {
 		pe *PolicyError
 		ae *ApprovalError
 		au *AuditError
+		be *BusyError
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -235,6 +323,8 @@ func errorKind(err error) (kind, reason string) {
 		return ErrorKindApproval, ae.Reason
 	case errors.As(err, &au):
 		return ErrorKindAudit, ""
+	case errors.As(err, &be):
+		return ErrorKindBusy, be.Scope
 	case errors.Is(err, ErrStoreFull), errors.Is(err, ErrDuplicateID):
 		return ErrorKindStore, ""
 	default:

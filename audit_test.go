@@ -42,7 +42,18 @@ func (l *eventLog) take() []execgate.Event {
 	return out
 }
 
-func TestAudit_OneEventPerCall(t *testing.T) {
+// outcomes drops the intent Events of a trail.
+func outcomes(evs []execgate.Event) []execgate.Event {
+	var out []execgate.Event
+	for _, ev := range evs {
+		if ev.Phase != execgate.PhaseIntent {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestAudit_OneOutcomePerCallAndAnIntentPerProcess(t *testing.T) {
 	log := &eventLog{}
 	spec := echoSpec()
 	spec.Env = map[string]string{"TOKEN": "env-secret-canary", "LANG": "C"}
@@ -94,8 +105,19 @@ func TestAudit_OneEventPerCall(t *testing.T) {
 				require.Error(t, err)
 			}
 			evs := log.take()
-			require.Len(t, evs, 1, "exactly one event per call")
+			if c.termGiven {
+				require.Len(t, evs, 2, "an intent and an outcome for a call that started a process")
+				in := evs[0]
+				assert.Equal(t, execgate.PhaseIntent, in.Phase)
+				assert.Equal(t, c.op, in.Op)
+				assert.Equal(t, evs[1].TraceID, in.TraceID, "the intent and the outcome share the trace ID")
+				assert.Empty(t, in.Termination, "an intent has no termination")
+				assert.Equal(t, evs[1].Args, in.Args)
+				evs = evs[1:]
+			}
+			require.Len(t, evs, 1, "exactly one outcome event per call")
 			ev := evs[0]
+			assert.Equal(t, execgate.PhaseOutcome, ev.Phase)
 			assert.Equal(t, c.op, ev.Op)
 			assert.Equal(t, c.kind, ev.Error)
 			assert.Equal(t, c.reason, ev.Reason)
@@ -116,7 +138,7 @@ func TestAudit_EventFields(t *testing.T) {
 	x, _ := newGate(t, execgate.Config{Auditor: log}, spec)
 	res, err := x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":["a","b"],"stdin":"12345"}`))
 	require.NoError(t, err)
-	ev := log.take()[0]
+	ev := outcomes(log.take())[0]
 	assert.Equal(t, res.ID, ev.TraceID, "the trace id is the Result's ID")
 	assert.Equal(t, "/bin/echo", ev.Command)
 	assert.Equal(t, []string{"a", "b"}, ev.Args)
@@ -131,7 +153,7 @@ func TestAudit_EventFields(t *testing.T) {
 	x, _ = newGate(t, execgate.Config{Auditor: log}, spec)
 	_, err = x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":["password123"]}`))
 	require.NoError(t, err)
-	ev2 := log.take()[0]
+	ev2 := outcomes(log.take())[0]
 	assert.Nil(t, ev2.Args)
 	assert.Len(t, ev2.ArgsSHA256, 64)
 	b, _ := json.Marshal(ev2)
@@ -201,7 +223,7 @@ func TestAudit_SensitiveArgsHashIsKeyed(t *testing.T) {
 	require.NoError(t, err)
 	_, err = x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":["1234"]}`))
 	require.NoError(t, err)
-	evs := log.take()
+	evs := outcomes(log.take())
 	assert.Equal(t, evs[0].ArgsSHA256, evs[1].ArgsSHA256, "equal argvs match within the process")
 
 	plain := echoSpec()
@@ -209,4 +231,80 @@ func TestAudit_SensitiveArgsHashIsKeyed(t *testing.T) {
 	_, err = x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":["1234"]}`))
 	require.NoError(t, err)
 	assert.NotEqual(t, log.take()[0].ArgsSHA256, evs[0].ArgsSHA256, "the keyed hash is not the plain one")
+}
+
+// failingLog is an Auditor that is ready but fails every Audit of one phase.
+type failingLog struct {
+	eventLog
+	failPhase string
+}
+
+func (l *failingLog) Audit(ctx context.Context, ev execgate.Event) error {
+	if ev.Phase == l.failPhase {
+		return errors.New("no space left on device")
+	}
+	return l.eventLog.Audit(ctx, ev)
+}
+
+func TestInvariant11_RecordIsTrue_NoIntentNoStart(t *testing.T) {
+	cases := []struct {
+		name     string
+		failOpen bool
+		started  int // processes the ExecFn was handed
+	}{
+		{name: "an intent that cannot be recorded refuses the call and starts nothing", started: 0},
+		{name: "AuditFailOpen keeps its meaning: the call runs without its intent", failOpen: true, started: 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			log := &failingLog{failPhase: execgate.PhaseIntent}
+			x, rec := newGate(t, execgate.Config{Auditor: log, AuditFailOpen: c.failOpen}, echoSpec())
+			_, runErr := x.Run(context.Background(), "echo.say", nil)
+			ap := propose(t, x, `{}`)
+			_, execErr := x.Execute(context.Background(), ap)
+			assert.Equal(t, c.started, rec.Count())
+			var ae *execgate.AuditError
+			for _, err := range []error{runErr, execErr} {
+				if c.failOpen {
+					assert.NoError(t, err)
+					continue
+				}
+				require.ErrorAs(t, err, &ae)
+				assert.Contains(t, err.Error(), "no space left")
+			}
+			if !c.failOpen {
+				// The refusals themselves are recorded as outcomes.
+				var kinds []string
+				for _, ev := range log.take() {
+					kinds = append(kinds, ev.Op+":"+ev.Error)
+				}
+				assert.Equal(t, []string{"run:audit", "propose:", "execute:audit"}, kinds)
+			}
+		})
+	}
+}
+
+func TestRecordRefusal_ReachesTheAuditor(t *testing.T) {
+	log := &eventLog{}
+	x, rec := newGate(t, execgate.Config{Auditor: log}, echoSpec())
+	err := x.RecordRefusal(context.Background(), execgate.Refusal{
+		Route: "POST /v1/tools/echo.say", Name: "echo.say",
+		Kind: execgate.ErrorKindUnauthenticated, Reason: "bad token" + strings.Repeat("x", 1<<20),
+	})
+	require.NoError(t, err)
+	evs := log.take()
+	require.Len(t, evs, 1)
+	ev := evs[0]
+	assert.Equal(t, execgate.OpRequest, ev.Op)
+	assert.Equal(t, execgate.PhaseOutcome, ev.Phase)
+	assert.Equal(t, "", ev.Principal, "an unauthenticated request has no principal")
+	assert.Equal(t, "POST /v1/tools/echo.say", ev.Route)
+	assert.Equal(t, execgate.ErrorKindUnauthenticated, ev.Error)
+	assert.LessOrEqual(t, len(ev.Reason), 260, "a caller-chosen reason is cut")
+	assert.NotEmpty(t, ev.TraceID)
+	assert.Zero(t, rec.Count())
+
+	// Without an Auditor it is a no-op.
+	x, _ = newGate(t, execgate.Config{}, echoSpec())
+	assert.NoError(t, x.RecordRefusal(context.Background(), execgate.Refusal{Kind: execgate.ErrorKindRequest}))
 }

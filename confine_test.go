@@ -223,8 +223,9 @@ func TestConfinement_UnconfinedReachesTheAuditTrail(t *testing.T) {
 	require.NoError(t, err)
 	_, err = x.Run(context.Background(), "c", nil)
 	require.NoError(t, err)
-	require.Len(t, events, 1)
-	assert.Equal(t, []string{"filesystem", "network"}, events[0].Unconfined)
+	require.Len(t, events, 2, "the intent and the outcome")
+	assert.Empty(t, events[0].Unconfined, "the intent comes before anything is known")
+	assert.Equal(t, []string{"filesystem", "network"}, events[1].Unconfined)
 }
 
 // eventList is an Auditor that appends to a slice; not for concurrent use.

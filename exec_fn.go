@@ -55,6 +55,10 @@ type Outcome struct {
 	Stdout, Stderr []byte
 	// StdoutDropped and StderrDropped count bytes read and not kept.
 	StdoutDropped, StderrDropped int64
+	// OutputIncomplete reports that a stream may hold more than was read:
+	// its pipe was still open when the ExecFn stopped reading, so bytes
+	// written after that were neither kept nor counted.
+	OutputIncomplete bool
 	// Termination says how the process ended; "" means TerminationExit.
 	Termination Termination
 	// Signal is the name of the signal that ended the process ("SIGKILL"),

@@ -36,8 +36,23 @@ type Config struct {
 	// audit trail. See Auditor for how a failing Auditor stops calls.
 	Auditor Auditor
 	// AuditFailOpen lets calls go ahead when the Auditor reports it is not
-	// ready. False (fail closed) refuses them with an *AuditError.
+	// ready or cannot record a call's intent. False (fail closed) refuses
+	// them with an *AuditError.
 	AuditFailOpen bool
+	// MaxConcurrent bounds how many processes the Executor has handed to
+	// the ExecFn and not yet seen end, in all. Zero means no bound;
+	// negative is refused. A call over the bound waits for a slot for
+	// MaxQueueWait at most, within its context, and is then refused with
+	// a *BusyError; nothing has started then.
+	MaxConcurrent int
+	// MaxConcurrentPerPrincipal bounds the same per principal: the
+	// caller's for Run, the proposer's for Execute. Zero means no bound;
+	// negative is refused.
+	MaxConcurrentPerPrincipal int
+	// MaxQueueWait is how long a call over a concurrency bound waits for
+	// a slot, within its context. Zero means it is refused at once;
+	// negative is refused.
+	MaxQueueWait time.Duration
 }
 
 // Executor is the gate: it runs allowlisted commands with validated input,
@@ -54,16 +69,28 @@ type Executor struct {
 
 	auditor       Auditor
 	auditFailOpen bool
+	slots         *slots // nil: no concurrency bound
 }
 
 // NewExecutor returns an Executor for cfg. It returns a *ConfigError if
-// cfg.Allowlist is nil or cfg.ApprovalTTL is negative.
+// cfg.Allowlist is nil or cfg.ApprovalTTL, a concurrency bound or
+// cfg.MaxQueueWait is negative.
 func NewExecutor(cfg Config) (*Executor, error) {
 	if cfg.Allowlist == nil {
 		return nil, &ConfigError{Field: "Allowlist", Message: "required"}
 	}
-	if cfg.ApprovalTTL < 0 {
-		return nil, &ConfigError{Field: "ApprovalTTL", Message: "must not be negative"}
+	for _, f := range []struct {
+		name string
+		neg  bool
+	}{
+		{"ApprovalTTL", cfg.ApprovalTTL < 0},
+		{"MaxConcurrent", cfg.MaxConcurrent < 0},
+		{"MaxConcurrentPerPrincipal", cfg.MaxConcurrentPerPrincipal < 0},
+		{"MaxQueueWait", cfg.MaxQueueWait < 0},
+	} {
+		if f.neg {
+			return nil, &ConfigError{Field: f.name, Message: "must not be negative"}
+		}
 	}
 	x := &Executor{
 		execFn: cfg.ExecFn,
@@ -86,6 +113,9 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	}
 	if x.store == nil {
 		x.store = NewMemoryStore(MemoryStoreOptions{Now: x.now})
+	}
+	if cfg.MaxConcurrent > 0 || cfg.MaxConcurrentPerPrincipal > 0 {
+		x.slots = newSlots(cfg.MaxConcurrent, cfg.MaxConcurrentPerPrincipal, cfg.MaxQueueWait)
 	}
 	x.allow.Store(cfg.Allowlist)
 	return x, nil
@@ -182,7 +212,12 @@ func (x *Executor) run(ctx context.Context, name string, input json.RawMessage, 
 	if err := x.auditReady(ctx); err != nil {
 		return Result{}, err
 	}
-	return x.spawn(ctx, &c, ""), nil
+	release, err := x.slots.acquire(ctx, name, principal)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	return x.spawn(ctx, &c, "", ev)
 }
 
 // FloorRule is the Decision.Rule, and so the PolicyError.Rule, of a
@@ -236,8 +271,14 @@ func strictness(action string) int {
 }
 
 // spawn hands a validated call to the ExecFn and turns its Outcome into a
-// Result.
-func (x *Executor) spawn(ctx context.Context, c *call, approvalID string) Result {
+// Result. Before it does, it records the call's intent; a failure to
+// record refuses the call, and then nothing starts. The caller holds the
+// call's concurrency slot.
+func (x *Executor) spawn(ctx context.Context, c *call, approvalID string, ev *Event) (Result, error) {
+	id := newID()
+	if err := x.recordIntent(ctx, ev, id); err != nil {
+		return Result{}, err
+	}
 	e, argv := c.e, c.argv
 	s := &e.spec
 	inv := Invocation{
@@ -257,14 +298,14 @@ func (x *Executor) spawn(ctx context.Context, c *call, approvalID string) Result
 	out := x.spawner()(ctx, inv)
 	end := x.clock()
 	r := normalize(out, s.MaxOutput)
-	r.ID = newID()
+	r.ID = id
 	r.ApprovalID = approvalID
 	r.Name = c.name
 	r.Command = s.Command
 	r.Args = argv.Args
 	r.At = at
 	r.Duration = end.Sub(at)
-	return r
+	return r, nil
 }
 
 // normalize turns what an ExecFn reported into the fields of a Result,
@@ -281,6 +322,8 @@ func normalize(o Outcome, maxOutput int) Result {
 		Stderr:        string(stderr),
 		StdoutDropped: addCount(o.StdoutDropped, sd),
 		StderrDropped: addCount(o.StderrDropped, ed),
+
+		OutputIncomplete: o.OutputIncomplete,
 	}
 	switch {
 	case o.Err != nil:
@@ -372,6 +415,14 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if err := x.auditReady(ctx); err != nil {
 		return Result{}, err
 	}
+	// So is a call over a concurrency bound. The envelope's principal is
+	// the proposer's once the digest below has matched; before that it
+	// only decides whose slot a forged envelope waits for.
+	release, err := x.slots.acquire(ctx, ap.Name, ap.Principal)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
 	rec, err := x.approvals().Take(ctx, ap.ID)
 	if errors.Is(err, ErrNoRecord) {
 		return Result{}, &ApprovalError{ID: ap.ID, Reason: ReasonUnknown}
@@ -420,7 +471,7 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if d.Action != ActionAllow && d.Action != ActionRequireApproval {
 		return Result{}, &PolicyError{Name: stored.Name, Action: d.Action, Rule: d.Rule}
 	}
-	return x.spawn(ctx, &c, ap.ID), nil
+	return x.spawn(ctx, &c, ap.ID, ev)
 }
 
 // Reject withdraws a pending approval so that it can never execute. It

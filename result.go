@@ -18,6 +18,12 @@ import "time"
 // the kernel sent (SIGXCPU or SIGKILL for CPU, SIGXFSZ for file size, and
 // whatever the program does when an allocation fails for address space).
 //
+// Stdout, Stderr and their dropped counts account for every byte the
+// command's processes wrote before the output was last read, in every
+// termination but spawn_error; OutputIncomplete is set, in any of them,
+// when a pipe was still held open by a process outside the group when
+// reading stopped, so that later bytes may be missing.
+//
 // "timeout", "no_output_timeout" and "canceled" are reported when the
 // process group was killed for that reason; if the leader had already
 // exited on its own with a status, the termination is "exit".
@@ -90,6 +96,13 @@ type Result struct {
 	// not kept.
 	StdoutDropped int64 `json:"stdoutDropped"`
 	StderrDropped int64 `json:"stderrDropped"`
+	// OutputIncomplete reports that Stdout or Stderr may be missing bytes
+	// that were neither kept nor counted in the dropped counts: a process
+	// that left the process group still held an output pipe when the
+	// ExecFn stopped reading (see DefaultExecFn). It is false whenever
+	// every byte written was read, which is always the case when the
+	// command's processes all ended with its leader.
+	OutputIncomplete bool `json:"outputIncomplete,omitempty"`
 	// SpawnError says why no process ran, when Termination is
 	// "spawn_error". A required Confinement the kernel cannot apply is
 	// one such reason.

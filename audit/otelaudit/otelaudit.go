@@ -120,8 +120,13 @@ func New(tp trace.TracerProvider, opts ...Option) *Sink {
 	return s
 }
 
-// Audit records ev as a span. It always returns nil.
+// Audit records ev as a span, one per call: an intent Event
+// (execgate.PhaseIntent) makes no span, since the call's outcome Event
+// repeats everything it holds. It always returns nil.
 func (s *Sink) Audit(ctx context.Context, ev execgate.Event) error {
+	if ev.Phase == execgate.PhaseIntent {
+		return nil
+	}
 	_, span := s.tracer.Start(ctx, "execgate."+ev.Op,
 		trace.WithTimestamp(ev.Time),
 		trace.WithSpanKind(trace.SpanKindInternal),

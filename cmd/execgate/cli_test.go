@@ -199,7 +199,7 @@ func TestRun_AuditFileAndVerify(t *testing.T) {
 
 	code, out, errOut := runCLI(t, "", "audit", "verify", trail)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Regexp(t, `: ok: 2 entries, head seq 2 sha256 [0-9a-f]{64}\n$`, out)
+	assert.Regexp(t, `: ok: 3 entries, head seq 3 sha256 [0-9a-f]{64}\n$`, out)
 
 	data, err := os.ReadFile(trail)
 	require.NoError(t, err)
