@@ -390,6 +390,15 @@
 //	approvers           list of {principal, sha256}: the bearer tokens of
 //	                    those who list, approve and reject pending
 //	                    approvals over the HTTP API; they cannot call tools
+//	max_concurrent      how many commands serve runs at once, in all: 1 to
+//	                    10000, default 64 (DefaultMaxConcurrent)
+//	max_concurrent_per_principal
+//	                    how many of those one principal runs at once: 1 to
+//	                    max_concurrent, default max_concurrent (set it lower
+//	                    so that one caller cannot take every slot)
+//	max_queue_wait      how long a call over a bound waits for a slot
+//	                    before it is refused, such as 2s: 0s to 1m, default
+//	                    0s (refused at once)
 //
 // Both keys of an entry are required. sha256 is the token's SHA-256, 64
 // hex digits (quote it if YAML would read it as a number); a token is
@@ -399,6 +408,15 @@
 // format characters. No token may be listed twice, and no principal may
 // be both under tokens and under approvers, so that no caller can
 // approve its own calls.
+//
+// The bounds are execgate.Config.MaxConcurrent, MaxConcurrentPerPrincipal
+// and MaxQueueWait of the Executor serve builds; Loaded.Server holds them
+// with their defaults filled in, and serve uses the same defaults for a
+// file without a server section. 64 is a fixed number rather than one
+// derived from the machine's CPUs, so that a file means the same wherever
+// it is served: the commands an agent runs mostly wait on files and
+// networks. Zero is refused, since "no bound" is not a setting a server
+// has.
 //
 // # Reloading
 //
@@ -430,7 +448,8 @@
 // be larger). KB, MB, GB, K, M and G are refused
 // as ambiguous (1000 or 1024?); write KiB, MiB or GiB. Negative values are
 // refused, and so is zero, except for no_output_timeout, where 0s means
-// off (a tool can turn off a default that way).
+// off (a tool can turn off a default that way), and server.max_queue_wait,
+// where 0s means no wait.
 //
 // Every value must have its type: a string where a boolean or an integer
 // is expected is refused, and so is a number where a string is expected;

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -10,7 +12,8 @@ import (
 
 // This file decodes and checks the server section: the settings of the
 // execgate binary's serve command (its stdio principal, and the bearer
-// tokens of its HTTP API). The library itself never reads them.
+// tokens of its HTTP API, and how many commands it runs at once). The
+// library itself never reads them.
 
 // maxPrincipalBytes is the longest principal the server section accepts,
 // the same bound the Executor puts on a call's principal.
@@ -18,6 +21,23 @@ const maxPrincipalBytes = 256
 
 // maxTokens bounds each of the tokens and approvers lists.
 const maxTokens = 1000
+
+// DefaultMaxConcurrent is server.max_concurrent when the file does not
+// set it: a fixed number, not one derived from the machine, so that a
+// file means the same wherever it is served. The commands an agent runs
+// mostly wait on files and networks, and each holds at most two output
+// buffers (tools' max_output), so 64 is far from what a server can hold,
+// and still a bound.
+const DefaultMaxConcurrent = 64
+
+// MaxConcurrentLimit is the largest server.max_concurrent and
+// server.max_concurrent_per_principal accepted.
+const MaxConcurrentLimit = 10000
+
+// MaxQueueWaitLimit is the largest server.max_queue_wait accepted: a call
+// waiting for a slot holds its connection, and the client's patience is
+// shorter than that.
+const MaxQueueWaitLimit = time.Minute
 
 // Server is the server section of a configuration: who the execgate
 // binary's serve command says its callers are. Tokens are identified by
@@ -38,6 +58,22 @@ type Server struct {
 	// call tools. No token and no principal is both a caller and an
 	// approver.
 	Approvers []Token
+
+	// MaxConcurrent is server.max_concurrent: how many commands serve
+	// runs at once, in all (execgate.Config.MaxConcurrent). It is
+	// DefaultMaxConcurrent when the file does not set it, and at least 1.
+	MaxConcurrent int
+
+	// MaxConcurrentPerPrincipal is server.max_concurrent_per_principal:
+	// how many commands one principal runs at once
+	// (execgate.Config.MaxConcurrentPerPrincipal). It is MaxConcurrent
+	// when the file does not set it, and from 1 to MaxConcurrent.
+	MaxConcurrentPerPrincipal int
+
+	// MaxQueueWait is server.max_queue_wait: how long a call over a bound
+	// waits for a slot before it is refused (execgate.Config.MaxQueueWait).
+	// Zero, when the file does not set it, refuses it at once.
+	MaxQueueWait time.Duration
 
 	// Line is the line of the server key in the file.
 	Line int
@@ -64,6 +100,9 @@ type serverDoc struct {
 	approvers []*tokenDoc
 	tokensKey *yaml.Node
 	apprKey   *yaml.Node
+
+	maxConcurrent, maxPerPrincipal val[int64]
+	maxQueueWait                   val[time.Duration]
 }
 
 // tokenDoc is one entry of the tokens or approvers list.
@@ -90,6 +129,10 @@ func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
 		"principal": d.str(&s.principal),
 		"tokens":    list(&s.tokens, &s.tokensKey),
 		"approvers": list(&s.approvers, &s.apprKey),
+
+		"max_concurrent":               d.integer(&s.maxConcurrent),
+		"max_concurrent_per_principal": d.integer(&s.maxPerPrincipal),
+		"max_queue_wait":               d.duration(&s.maxQueueWait, true),
 	}})
 	return s
 }
@@ -169,7 +212,50 @@ func (b *builder) serverSection(doc *serverDoc, key *yaml.Node) *Server {
 	}
 	srv.Tokens = check(doc.tokens, doc.tokensKey, "tokens")
 	srv.Approvers = check(doc.approvers, doc.apprKey, "approvers")
+	b.serverLimits(doc, srv)
 	return srv
+}
+
+// serverLimits checks the concurrency bounds of the server section and
+// puts them, or their defaults, in srv.
+func (b *builder) serverLimits(doc *serverDoc, srv *Server) {
+	bound := func(f val[int64]) (int, bool) {
+		switch {
+		case !f.set:
+			return 0, false
+		case f.v < 1:
+			b.add(f.node, f.path, "must be at least 1: every server bounds the commands it runs at once; leave the key out for the default")
+		case f.v > MaxConcurrentLimit:
+			b.add(f.node, f.path, "is at most %d", MaxConcurrentLimit)
+		default:
+			return int(f.v), true
+		}
+		return 0, false
+	}
+	srv.MaxConcurrent = DefaultMaxConcurrent
+	total, totalSet := bound(doc.maxConcurrent)
+	if totalSet {
+		srv.MaxConcurrent = total
+	}
+	srv.MaxConcurrentPerPrincipal = srv.MaxConcurrent
+	if per, ok := bound(doc.maxPerPrincipal); ok {
+		if per > srv.MaxConcurrent {
+			what := fmt.Sprintf("the default max_concurrent, %d", DefaultMaxConcurrent)
+			if totalSet {
+				what = fmt.Sprintf("max_concurrent, %d", total)
+			}
+			b.add(doc.maxPerPrincipal.node, doc.maxPerPrincipal.path, "%d is more than %s: no principal can run more than the server does", per, what)
+		} else {
+			srv.MaxConcurrentPerPrincipal = per
+		}
+	}
+	if w := doc.maxQueueWait; w.set {
+		if w.v > MaxQueueWaitLimit {
+			b.add(w.node, w.path, "is at most %s: a waiting call holds its connection", MaxQueueWaitLimit)
+		} else {
+			srv.MaxQueueWait = w.v
+		}
+	}
 }
 
 // principalProblem says what is wrong with a principal, or "".
