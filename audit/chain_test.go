@@ -268,23 +268,39 @@ func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
 func TestChain_Golden(t *testing.T) {
 	var buf bytes.Buffer
 	c := audit.NewChain(&buf, audit.ChainOptions{})
+	intent := func(ev execgate.Event) execgate.Event {
+		ev.Phase = execgate.PhaseIntent
+		ev.Termination, ev.ExitCode, ev.Duration, ev.StdoutDropped = "", 0, 0, 0
+		return ev
+	}
+	outcome := func(ev execgate.Event) execgate.Event {
+		ev.Phase = execgate.PhaseOutcome
+		return ev
+	}
+	execute := execgate.Event{Op: execgate.OpExecute, TraceID: "0197a0b0-0000-7000-8000-0000000000dd", Time: time.Date(2026, 11, 30, 12, 3, 0, 0, time.UTC),
+		Name: "kubectl.apply", Command: "/usr/bin/kubectl", ArgsSHA256: strings.Repeat("2c", 32), StdinBytes: 512,
+		EnvKeys: []string{"KUBECONFIG"}, Decision: execgate.ActionAllow, Rule: "ops", Grant: "oncall", ApprovalID: "0197a0b0-0000-7000-8000-0000000000cc",
+		Termination: execgate.TerminationTimeout, ExitCode: -1, Duration: 30 * time.Second, StdoutDropped: 4096}
+	echo := execgate.Event{Op: execgate.OpRun, TraceID: "0197a0b0-0000-7000-8000-000000000100", Time: time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC),
+		Name: "echo.say", Command: "/bin/echo", Args: []string{"a<b>&c", "ünï\"code\\"}, ArgsSHA256: strings.Repeat("3d", 32),
+		Decision: execgate.ActionAllow, Termination: execgate.TerminationExit, ExitCode: 0, Duration: time.Millisecond}
+	// A call that starts a process leaves its intent, then its outcome; a
+	// refused, proposed or rejected call leaves its outcome only.
 	evs := []execgate.Event{
-		event(1),
-		{Op: execgate.OpRun, TraceID: "0197a0b0-0000-7000-8000-0000000000aa", Time: time.Date(2026, 11, 30, 12, 1, 0, 0, time.UTC),
+		intent(event(1)),
+		outcome(event(1)),
+		outcome(execgate.Event{Op: execgate.OpRun, TraceID: "0197a0b0-0000-7000-8000-0000000000aa", Time: time.Date(2026, 11, 30, 12, 1, 0, 0, time.UTC),
 			Principal: "agent-7", Name: "terraform.destroy", Command: "/usr/bin/terraform", Args: []string{"destroy", "-auto-approve"},
-			ArgsSHA256: strings.Repeat("1b", 32), Decision: execgate.ActionDeny, Rule: "no-destroy", Error: execgate.ErrorKindPolicy, Reason: execgate.ActionDeny},
-		{Op: execgate.OpPropose, TraceID: "0197a0b0-0000-7000-8000-0000000000bb", Time: time.Date(2026, 11, 30, 12, 2, 0, 0, time.UTC),
+			ArgsSHA256: strings.Repeat("1b", 32), Decision: execgate.ActionDeny, Rule: "no-destroy", Error: execgate.ErrorKindPolicy, Reason: execgate.ActionDeny}),
+		outcome(execgate.Event{Op: execgate.OpPropose, TraceID: "0197a0b0-0000-7000-8000-0000000000bb", Time: time.Date(2026, 11, 30, 12, 2, 0, 0, time.UTC),
 			Name: "kubectl.apply", Command: "/usr/bin/kubectl", ArgsSHA256: strings.Repeat("2c", 32), StdinBytes: 512,
-			EnvKeys: []string{"KUBECONFIG"}, Decision: execgate.ActionRequireApproval, Rule: "ops", ApprovalID: "0197a0b0-0000-7000-8000-0000000000cc"},
-		{Op: execgate.OpExecute, TraceID: "0197a0b0-0000-7000-8000-0000000000dd", Time: time.Date(2026, 11, 30, 12, 3, 0, 0, time.UTC),
-			Name: "kubectl.apply", Command: "/usr/bin/kubectl", ArgsSHA256: strings.Repeat("2c", 32), StdinBytes: 512,
-			EnvKeys: []string{"KUBECONFIG"}, Decision: execgate.ActionAllow, Rule: "ops", Grant: "oncall", ApprovalID: "0197a0b0-0000-7000-8000-0000000000cc",
-			Termination: execgate.TerminationTimeout, ExitCode: -1, Duration: 30 * time.Second, StdoutDropped: 4096},
-		{Op: execgate.OpReject, TraceID: "0197a0b0-0000-7000-8000-0000000000ee", Time: time.Date(2026, 11, 30, 12, 4, 0, 0, time.UTC),
-			ApprovalID: "0197a0b0-0000-7000-8000-0000000000ff", Rejected: true},
-		{Op: execgate.OpRun, TraceID: "0197a0b0-0000-7000-8000-000000000100", Time: time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC),
-			Name: "echo.say", Command: "/bin/echo", Args: []string{"a<b>&c", "ünï\"code\\"}, ArgsSHA256: strings.Repeat("3d", 32),
-			Decision: execgate.ActionAllow, Termination: execgate.TerminationExit, ExitCode: 0, Duration: time.Millisecond},
+			EnvKeys: []string{"KUBECONFIG"}, Decision: execgate.ActionRequireApproval, Rule: "ops", ApprovalID: "0197a0b0-0000-7000-8000-0000000000cc"}),
+		intent(execute),
+		outcome(execute),
+		outcome(execgate.Event{Op: execgate.OpReject, TraceID: "0197a0b0-0000-7000-8000-0000000000ee", Time: time.Date(2026, 11, 30, 12, 4, 0, 0, time.UTC),
+			ApprovalID: "0197a0b0-0000-7000-8000-0000000000ff", Rejected: true}),
+		intent(echo),
+		outcome(echo),
 	}
 	for _, ev := range evs {
 		require.NoError(t, c.Audit(context.Background(), ev))
@@ -431,8 +447,13 @@ func TestChain_Concurrent(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, workers*calls, rec.Count())
-	assert.Equal(t, uint64(workers*calls), c.Head().Seq)
+	assert.Equal(t, uint64(2*workers*calls), c.Head().Seq, "an intent and an outcome per call")
 	require.NoError(t, audit.VerifyFile(path))
+	phases := map[string]int{}
+	for _, line := range readLines(t, path) {
+		phases[decode(t, line).Phase]++
+	}
+	assert.Equal(t, map[string]int{execgate.PhaseIntent: workers * calls, execgate.PhaseOutcome: workers * calls}, phases)
 }
 
 // An entry that would exceed MaxLineBytes is written without its argv.
@@ -482,7 +503,9 @@ func (*failSyncer) Sync() error { return errSync }
 
 // A Chain that cannot write stays failed and says so from Ready: an
 // Executor with it refuses the next call with an *AuditError and spawns
-// nothing, and nothing more is written after the failed line.
+// nothing, and nothing more is written after the failed line. A call whose
+// intent cannot be recorded is refused and starts nothing; a call whose
+// outcome cannot be recorded has already run and keeps its Result.
 func TestChain_FailsClosed(t *testing.T) {
 	closedFile := func(t *testing.T) (*audit.Chain, error) {
 		f, err := os.Create(filepath.Join(t.TempDir(), "audit.jsonl"))
@@ -493,16 +516,17 @@ func TestChain_FailsClosed(t *testing.T) {
 		return c, os.ErrClosed
 	}
 	tests := []struct {
-		name  string
-		chain func(t *testing.T) (*audit.Chain, error)
+		name        string
+		chain       func(t *testing.T) (*audit.Chain, error)
+		intentFails bool // the first call's intent is the entry that fails
 	}{
-		{"write fails", func(*testing.T) (*audit.Chain, error) {
+		{"outcome write fails", func(*testing.T) (*audit.Chain, error) {
 			return audit.NewChain(&failWriter{ok: 1}, audit.ChainOptions{}), errDiskFull
-		}},
-		{"sync fails", func(*testing.T) (*audit.Chain, error) {
+		}, false},
+		{"intent sync fails", func(*testing.T) (*audit.Chain, error) {
 			return audit.NewChain(&failSyncer{}, audit.ChainOptions{}), errSync
-		}},
-		{"file closed underneath", closedFile},
+		}, true},
+		{"file closed underneath", closedFile, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -514,29 +538,32 @@ func TestChain_FailsClosed(t *testing.T) {
 			ap, err := healthy.Propose(ctx, "echo.say", json.RawMessage(`{"args":["later"]}`), "")
 			require.NoError(t, err)
 
-			if tt.name == "write fails" {
-				_, err := x.Run(ctx, "echo.say", nil)
-				require.NoError(t, err, "the first entry is written")
-			}
-			// The call whose entry fails has already run and keeps its
-			// Result; the Chain reports the failure from now on.
-			ran := rec.Count()
 			res, err := x.Run(ctx, "echo.say", nil)
-			require.NoError(t, err)
-			assert.True(t, res.OK)
-			assert.Equal(t, ran+1, rec.Count())
+			var ae *execgate.AuditError
+			if tt.intentFails {
+				// No record, no start.
+				require.ErrorAs(t, err, &ae)
+				require.ErrorIs(t, err, cause)
+				assert.Zero(t, rec.Count(), "a call whose intent was not recorded starts nothing")
+			} else {
+				// The intent was recorded and the process ran; only its
+				// outcome was lost, and the Result is still returned.
+				require.NoError(t, err)
+				assert.True(t, res.OK)
+				assert.Equal(t, 1, rec.Count())
+			}
+			ran := rec.Count()
 			require.ErrorIs(t, c.Ready(ctx), cause)
 
 			// Fail closed: nothing more runs, is proposed or is taken.
 			_, err = x.Run(ctx, "echo.say", nil)
-			var ae *execgate.AuditError
 			require.ErrorAs(t, err, &ae)
 			require.ErrorIs(t, err, cause)
 			_, err = x.Propose(ctx, "echo.say", nil, "")
 			require.ErrorAs(t, err, &ae)
 			_, err = x.Execute(ctx, ap)
 			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, ran+1, rec.Count(), "nothing spawned after the failure")
+			assert.Equal(t, ran, rec.Count(), "nothing spawned after the failure")
 			_, err = healthy.Execute(ctx, ap)
 			require.NoError(t, err, "the refused Execute did not burn the approval")
 

@@ -14,9 +14,10 @@ import (
 	"github.com/execgate/execgate/execgatetest"
 )
 
-// A hash-chained audit file: every call through the Executor, run or
-// refused, appends one line; Verify finds the first line that was edited,
-// deleted or moved.
+// A hash-chained audit file: a call through the Executor that starts a
+// process appends its intent, before the process starts, and its outcome;
+// a refused call appends its outcome. Verify finds the first line that was
+// edited, deleted or moved.
 func ExampleOpenChain() {
 	dir, err := os.MkdirTemp("", "execgate-audit")
 	if err != nil {
@@ -47,9 +48,9 @@ func ExampleOpenChain() {
 	}
 
 	ctx := execgate.WithPrincipal(context.Background(), "agent-7")
-	_, _ = x.Run(ctx, "git.status", json.RawMessage(`{}`))
-	_, _ = x.Run(ctx, "git.push", json.RawMessage(`{}`)) // refused, and recorded
-	_, _ = x.Run(ctx, "git.status", json.RawMessage(`{}`))
+	_, _ = x.Run(ctx, "git.status", json.RawMessage(`{}`)) // intent, outcome
+	_, _ = x.Run(ctx, "git.push", json.RawMessage(`{}`))   // refused, and recorded
+	_, _ = x.Run(ctx, "git.status", json.RawMessage(`{}`)) // intent, outcome
 	fmt.Println("entries:", chain.Head().Seq)
 	if err := chain.Close(); err != nil {
 		panic(err)
@@ -57,7 +58,8 @@ func ExampleOpenChain() {
 
 	fmt.Println("verify:", audit.VerifyFile(path))
 
-	// Delete the second line, as someone covering their tracks might.
+	// Delete the second line (the first call's outcome), as someone
+	// covering their tracks might.
 	data, err := os.ReadFile(path)
 	if err != nil {
 		panic(err)
@@ -69,7 +71,7 @@ func ExampleOpenChain() {
 	fmt.Println("verify:", audit.VerifyFile(path))
 
 	// Output:
-	// entries: 3
+	// entries: 5
 	// verify: <nil>
 	// verify: audit: line 2: sequence: seq 3, want 2: a line is missing or out of order
 }

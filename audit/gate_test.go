@@ -86,10 +86,12 @@ func (p *switchPolicy) Decide(_ context.Context, req execgate.Request) (execgate
 }
 
 // Drive a real Executor through every outcome and every refusal path: each
-// call leaves exactly one entry in the chain, one record in each slog
-// sink and one span, and the recorded fields match the call. No stdin or
+// call leaves exactly one outcome entry in the chain, one outcome record
+// in each slog sink and one span, and a call that started a process also
+// leaves its intent, just before the outcome, in the chain and the logs
+// (not as a span). The recorded fields match the call. No stdin or
 // environment value reaches any sink.
-func TestSinks_OneEntryPerCall(t *testing.T) {
+func TestSinks_OneOutcomePerCallAndAnIntentPerProcess(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
 	chain, err := audit.OpenChain(path, audit.ChainOptions{})
@@ -238,18 +240,33 @@ func TestSinks_OneEntryPerCall(t *testing.T) {
 				require.Error(t, err)
 			}
 
-			// Exactly one entry in each sink, and a process only if it ran.
-			require.Equal(t, seq+1, chain.Head().Seq, "one chain entry")
-			require.Len(t, records.all(), nrec+1, "one slog record")
-			require.Len(t, sr.Ended(), nspans+1, "one span")
+			// One outcome in each sink, an intent before it in the chain
+			// and the logs if a process ran, and a process only then.
+			entries := uint64(1)
 			if s.ran {
+				entries = 2
 				assert.Equal(t, nrun+1, rec.Count())
 			} else {
 				assert.Equal(t, nrun, rec.Count(), "a refusal spawns nothing")
 			}
+			require.Equal(t, seq+entries, chain.Head().Seq, "chain entries")
+			require.Len(t, records.all(), nrec+int(entries), "slog records")
+			require.Len(t, sr.Ended(), nspans+1, "one span")
 
-			// The chain entry.
+			// The chain entries.
+			lines := readLines(t, path)
 			e := lastEntry(t, path)
+			assert.Equal(t, execgate.PhaseOutcome, e["phase"])
+			if s.ran {
+				var in map[string]any
+				require.NoError(t, json.Unmarshal(lines[len(lines)-2], &in))
+				assert.Equal(t, execgate.PhaseIntent, in["phase"])
+				assert.Equal(t, s.op, in["op"])
+				assert.Equal(t, e["traceId"], in["traceId"], "the intent and the outcome name the same call")
+				assert.NotContains(t, in, "termination", "an intent is written before the process ends")
+				assert.Equal(t, "alice", in["principal"])
+				nrec++ // the intent's slog record; the outcome's follows
+			}
 			assert.Equal(t, s.op, e["op"])
 			assert.Equal(t, s.kind, str(e["error"]))
 			assert.Equal(t, s.reason, str(e["reason"]))
@@ -291,7 +308,13 @@ func TestSinks_OneEntryPerCall(t *testing.T) {
 		assert.NotContains(t, text, "canary", "%s leaks stdin or env", name)
 		assert.Contains(t, text, "TOKEN", "%s names env keys", name)
 	}
-	assert.Equal(t, len(steps), bytes.Count(jsonOut.Bytes(), []byte("\n")))
+	started := 0
+	for _, s := range steps {
+		if s.ran {
+			started++
+		}
+	}
+	assert.Equal(t, len(steps)+started, bytes.Count(jsonOut.Bytes(), []byte("\n")), "an outcome per call, an intent per process")
 }
 
 func str(v any) string {
@@ -310,11 +333,34 @@ func TestChain_EntryFields(t *testing.T) {
 	res, err := x.Run(ctx, "echo.say", json.RawMessage(`{"args":["a","b"],"stdin":"12345"}`))
 	require.NoError(t, err)
 
-	var e audit.Entry
-	require.NoError(t, json.Unmarshal(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), &e))
-	assert.Equal(t, uint64(1), e.Seq)
-	assert.Equal(t, audit.Genesis, e.Prev)
+	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	require.Len(t, lines, 2, "the call's intent, then its outcome")
+	var in, e audit.Entry
+	require.NoError(t, json.Unmarshal(lines[0], &in))
+	require.NoError(t, json.Unmarshal(lines[1], &e))
+
+	// The intent: what is about to run, before anything is known of how
+	// it ends.
+	assert.Equal(t, uint64(1), in.Seq)
+	assert.Equal(t, audit.Genesis, in.Prev)
+	assert.Len(t, in.Hash, 64)
+	assert.Equal(t, execgate.PhaseIntent, in.Phase)
+	assert.Equal(t, execgate.OpRun, in.Op)
+	assert.Equal(t, res.ID, in.TraceID)
+	assert.Equal(t, "bob", in.Principal)
+	assert.Equal(t, "/bin/echo", in.Command)
+	assert.Equal(t, []string{"a", "b"}, in.Args)
+	assert.Equal(t, 5, in.StdinBytes)
+	assert.Equal(t, execgate.ActionAllow, in.Decision)
+	assert.Empty(t, in.Termination)
+	assert.Zero(t, in.ExitCode)
+	assert.Zero(t, in.Duration)
+
+	// The outcome, chained to the intent.
+	assert.Equal(t, uint64(2), e.Seq)
+	assert.Equal(t, sha(lines[0]), e.Prev)
 	assert.Len(t, e.Hash, 64)
+	assert.Equal(t, execgate.PhaseOutcome, e.Phase)
 	assert.Equal(t, execgate.OpRun, e.Op)
 	assert.Equal(t, res.ID, e.TraceID)
 	assert.Equal(t, "bob", e.Principal)

@@ -111,15 +111,21 @@ func TestSlogSink_NoSecrets(t *testing.T) {
 	_, err = x.Run(context.Background(), "echo.say", json.RawMessage(`{"args":"stdin-canary"}`))
 	require.Error(t, err)
 
+	// The run logs its intent and its outcome; the refusal its outcome.
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 2)
-	var first map[string]any
-	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	require.Len(t, lines, 3)
+	var intent, first map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &intent))
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &first))
+	assert.Equal(t, "INFO", intent["level"])
+	assert.Equal(t, first["traceId"], intent["traceId"], "the intent and the outcome name the same call")
+	assert.NotContains(t, intent, "termination", "the intent is logged before the process ends")
 	assert.Equal(t, "gate", first["component"])
 	assert.Equal(t, "INFO", first["level"])
 	assert.Equal(t, []any{"LANG", "TOKEN"}, first["envKeys"])
 	assert.Equal(t, float64(len("stdin-canary")), first["stdinBytes"])
-	assert.Contains(t, lines[1], `"level":"WARN"`)
+	assert.Equal(t, "exit", first["termination"])
+	assert.Contains(t, lines[2], `"level":"WARN"`)
 	assert.NotContains(t, out.String(), "canary")
 }
 
@@ -134,13 +140,15 @@ func TestSlogSink_FailsClosed(t *testing.T) {
 	broken := errors.New("log pipe closed")
 	h.setFail(broken)
 	_, err := x.Run(ctx, "echo.say", nil)
-	require.NoError(t, err, "the call ran; its record failed")
+	var ae *execgate.AuditError
+	require.ErrorAs(t, err, &ae, "the call's intent could not be logged")
+	require.ErrorIs(t, err, broken)
+	assert.Zero(t, rec.Count(), "no record, no start")
 	require.ErrorIs(t, sink.Ready(ctx), broken)
 
 	_, err = x.Run(ctx, "echo.say", nil)
-	var ae *execgate.AuditError
 	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, 1, rec.Count())
+	assert.Zero(t, rec.Count())
 
 	// The handler recovers; the next refusal is recorded and clears it.
 	h.setFail(nil)
@@ -149,7 +157,7 @@ func TestSlogSink_FailsClosed(t *testing.T) {
 	require.NoError(t, sink.Ready(ctx))
 	_, err = x.Run(ctx, "echo.say", nil)
 	require.NoError(t, err)
-	assert.Equal(t, 2, rec.Count())
+	assert.Equal(t, 1, rec.Count())
 
 	// A record the handler skips by level does not clear an error.
 	h2 := &capture{level: slog.LevelWarn}
