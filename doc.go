@@ -122,6 +122,50 @@
 // hold. A Result never carries the child's environment or stdin, and no
 // error message repeats stdin or an environment value.
 //
+// The output of a Result is true: every byte the command's processes wrote
+// is in Stdout or Stderr or counted as dropped, however long the gate's
+// own process was paused, and Result.OutputIncomplete says when a process
+// outside the group still held a pipe when reading stopped.
+//
+// # The audit trail
+//
+// With Config.Auditor set, a call that starts a process is recorded twice:
+// an Event with Phase PhaseIntent before the process is handed to the
+// ExecFn, and one with Phase PhaseOutcome after it ended; every other call
+// (refused, proposed, rejected) is recorded once, as an outcome. An intent
+// that cannot be recorded refuses the call with an *AuditError and nothing
+// starts, so a trail holds every process that ran, even if the gate dies
+// before the process ends: an intent without an outcome is such a call.
+// Config.AuditFailOpen lets calls go ahead without their record instead.
+// A server in front of the Executor records its own refusals (a bad
+// token, a body too large) in the same trail with Executor.RecordRefusal.
+//
+// # Concurrency
+//
+// Config.MaxConcurrent bounds the processes an Executor runs at once, and
+// Config.MaxConcurrentPerPrincipal those of one principal. A call over a
+// bound waits up to Config.MaxQueueWait, within its context, for a slot,
+// and is then refused with a *BusyError before anything is recorded as
+// started; zero bounds mean no bound.
+//
+// # When the gate dies
+//
+// On Linux no command outlives the process that started it through
+// DefaultExecFn, however that process ends (SIGKILL included). The leader
+// of each call has a parent-death signal, and the first call starts a
+// watchdog: the same program, run again with a marker as its only
+// argument (its init function, like the confinement helper's, recognizes
+// it and does nothing else), in a process group of its own and ignoring
+// the signals of a terminal or service manager. The gate tells it the
+// process group of each call as the call starts and ends; when the gate's
+// end closes the pipe it reads, the watchdog kills every group still
+// running and exits. A process that left its group (setsid) is beyond
+// reach, as it is for the limits, and a process forked in the instant
+// between the leader's start and its group being registered could
+// escape. A watchdog that cannot be started leaves the parent-death signal
+// alone. On other Unix systems neither exists, and commands keep running
+// after their gate is killed.
+//
 // # Approvals
 //
 // A Policy may require that a call be approved by a person before it runs.

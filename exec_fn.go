@@ -119,9 +119,21 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // DefaultExecFn returns about a second after the leader has ended at most,
 // even if a process that left the group (with setsid, for example) still
 // holds the output pipes open: the output it writes after that is lost,
-// and the process itself is beyond DefaultExecFn's reach and keeps
-// running. A leader that cannot be killed at all (stuck in the kernel)
-// delays the return until it ends.
+// Outcome.OutputIncomplete says so, and the process itself is beyond
+// DefaultExecFn's reach and keeps running. Output already in the pipes
+// when that second ends is still read, so a pause of the calling process
+// (a stopped process, a starved machine) loses nothing that the command's
+// own processes wrote. A leader that cannot be killed at all (stuck in the
+// kernel) delays the return until it ends.
+//
+// On Linux the commands die with the process that started them: the
+// leader has a parent-death signal (SIGKILL, sent when this process dies,
+// however it dies), and a watchdog, this program started again once as a
+// small process of its own (see "When the gate dies" in the package
+// documentation), kills the process group of every call still running
+// when this process's end closes the pipe it reads. A process that left
+// the group is not reached. On other Unix systems neither exists: a
+// command whose gate is killed keeps running.
 //
 // If inv.SHA256 is set, the file is opened and hashed through the opened
 // descriptor first, and on a mismatch no process is started and the

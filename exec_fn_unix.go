@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,11 +28,18 @@ const (
 	// however much the child writes.
 	readChunk = 32 << 10
 
-	// drainGrace is how long DefaultExecFn keeps reading output after the
-	// leader has been reaped and its group killed. Only a process that left
-	// the group (with setsid, for example) can still hold the pipes then;
-	// what it writes after the grace is lost.
+	// drainGrace is how long DefaultExecFn keeps waiting for output after
+	// the leader has been reaped and its group killed. Only a process that
+	// left the group (with setsid, for example) can still hold the pipes
+	// then. When the grace ends, what is already in the pipes is still
+	// read, without waiting; what is written after that is lost, and the
+	// Outcome says so (OutputIncomplete).
 	drainGrace = time.Second
+
+	// maxSweep bounds what the last read of a pipe, after the grace, takes
+	// in: more than a pipe holds, so it reads everything that was there,
+	// but not forever if a process outside the group keeps writing.
+	maxSweep = 4 << 20
 )
 
 // defaultExecFn is DefaultExecFn on Unix systems. See its doc comment for
@@ -176,6 +184,11 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 	if exe != nil {
 		defer exe.Close()
 	}
+	// The child's parent-death signal fires when the thread that started
+	// it ends. Keeping this goroutine on its thread until the child has
+	// been reaped means that thread ends only with this process.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	timeout := inv.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -236,6 +249,7 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 		if conf != nil {
 			conf.apply(cmd)
 		}
+		proc.SetParentDeathSignal(cmd.SysProcAttr)
 		if ctx.Err() != nil {
 			return Outcome{ExitCode: -1, Termination: TerminationCanceled}
 		}
@@ -276,24 +290,33 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 // writer.
 func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, start time.Time, timeout time.Duration, maxOutput int) Outcome {
 	pid := cmd.Process.Pid
+	// If this process dies, the watchdog kills the group; the leader
+	// itself has its parent-death signal. A watchdog that cannot be
+	// started leaves only the latter (see DefaultExecFn).
+	guarded := proc.Guard(pid) == nil
 	var wg sync.WaitGroup
 
 	// lastOutput is when either stream last delivered a byte, as a
 	// duration since start, for the no-output timeout. reading counts the
-	// readers that have not yet seen end-of-file.
+	// readers that have not yet seen end-of-file; incomplete is set by one
+	// that stopped before it.
 	var lastOutput atomic.Int64
 	var reading atomic.Int32
+	var incomplete atomic.Bool
 	stdout := newBoundedBuffer(maxOutput)
 	stderr := newBoundedBuffer(maxOutput)
 	reading.Store(2)
-	wg.Go(func() {
-		drain(p.outR, stdout, &lastOutput, start)
-		reading.Add(-1)
-	})
-	wg.Go(func() {
-		drain(p.errR, stderr, &lastOutput, start)
-		reading.Add(-1)
-	})
+	for _, s := range []struct {
+		r   *os.File
+		buf *boundedBuffer
+	}{{p.outR, stdout}, {p.errR, stderr}} {
+		wg.Go(func() {
+			if !drain(s.r, s.buf, &lastOutput, start) {
+				incomplete.Store(true)
+			}
+			reading.Add(-1)
+		})
+	}
 
 	// Stdin is written by its own goroutine, so a child that does not read
 	// it cannot block anything; closeStdin ends the write early.
@@ -324,6 +347,9 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 	// may kill), then reap the leader.
 	reason := k.disarm()
 	proc.KillGroup(pid)
+	if guarded {
+		proc.Release(pid)
+	}
 	if !reaped {
 		cmd.Wait()
 	}
@@ -331,9 +357,11 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 
 	// Wait for the readers: they see end-of-file once every process that
 	// holds the pipes is gone, which is at once unless one left the group.
-	// Bound that wait with a read deadline; what is still in the pipes
-	// when it passes is lost. A pipe that cannot take a deadline is closed
-	// after the grace instead.
+	// Bound that wait with a read deadline; when it passes, each reader
+	// still takes in what is already in its pipe (see drain), so a pause
+	// of this process longer than the grace loses nothing. A pipe that
+	// cannot take a deadline is closed after the grace instead, and its
+	// output reported incomplete.
 	if reading.Load() > 0 {
 		at := time.Now().Add(drainGrace)
 		for _, r := range []*os.File{p.outR, p.errR} {
@@ -349,6 +377,7 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 	out.PID = pid
 	out.Stdout, out.StdoutDropped = stdout.Bytes()
 	out.Stderr, out.StderrDropped = stderr.Bytes()
+	out.OutputIncomplete = incomplete.Load()
 	return out
 }
 
@@ -430,9 +459,16 @@ func (k *groupKiller) disarm() Termination {
 	return k.reason
 }
 
-// drain reads r into buf until end-of-file or until r is closed, through a
-// fixed buffer, and records in lastOutput when each chunk arrived.
-func drain(r *os.File, buf *boundedBuffer, lastOutput *atomic.Int64, start time.Time) {
+// drain reads r into buf until end-of-file, through a fixed buffer, and
+// records in lastOutput when each chunk arrived. It reports whether it
+// read to end-of-file, so that every byte written to the pipe was read.
+//
+// When r's read deadline passes, drain clears it and reads, without
+// waiting, whatever is in the pipe already: the deadline bounds how long
+// DefaultExecFn waits for a process outside the group, and must not drop
+// bytes that a process wrote before it ended but that this process, paused
+// or starved of CPU, had not read yet.
+func drain(r *os.File, buf *boundedBuffer, lastOutput *atomic.Int64, start time.Time) (complete bool) {
 	chunk := make([]byte, readChunk)
 	for {
 		n, err := r.Read(chunk)
@@ -440,10 +476,48 @@ func drain(r *os.File, buf *boundedBuffer, lastOutput *atomic.Int64, start time.
 			lastOutput.Store(int64(time.Since(start)))
 			buf.Write(chunk[:n])
 		}
-		if err != nil {
-			return
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return true
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return sweep(r, buf, chunk)
+		default: // closed after the grace, or a read error
+			return false
 		}
 	}
+}
+
+// sweep reads what is in the pipe r without waiting for more, at most
+// maxSweep bytes, and reports whether it reached end-of-file.
+func sweep(r *os.File, buf *boundedBuffer, chunk []byte) (complete bool) {
+	rc, err := r.SyscallConn()
+	if err != nil || r.SetReadDeadline(time.Time{}) != nil {
+		return false
+	}
+	for total := 0; total < maxSweep; {
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			// The descriptor is non-blocking: an empty pipe that a
+			// writer still holds answers EAGAIN at once.
+			n, rerr = syscall.Read(int(fd), chunk)
+			return true
+		})
+		switch {
+		case err != nil:
+			return false
+		case rerr == syscall.EINTR:
+			continue
+		case rerr != nil: // EAGAIN: a writer is still there
+			return false
+		case n == 0:
+			return true
+		}
+		buf.Write(chunk[:n])
+		total += n
+	}
+	return false
 }
 
 // classify turns the leader's final state into a termination, exit code

@@ -140,7 +140,11 @@ var processStarters = map[string]map[string]bool{
 // absolute path and an argv slice, and the confinement helper's
 // syscall.Exec, which replaces the helper with that same path and argv
 // once it has confined itself (see processImageFiles for why it exists).
-var processStartFiles = map[string]bool{"exec_fn_unix.go": true, "internal/confine/exec_linux.go": true}
+var processStartFiles = map[string]bool{
+	"exec_fn_unix.go":                 true,
+	"internal/confine/exec_linux.go":  true,
+	"internal/proc/watchdog_linux.go": true,
+}
 
 // findProcessStarts parses one Go file and reports every call of a
 // process-starting function and every exec.Cmd literal, whatever the
@@ -228,6 +232,13 @@ func TestInvariant2_OnlyTheExecFnStartsProcesses(t *testing.T) {
 		hits := findProcessStarts(t, p, src)
 		if len(hits) > 0 && !processStartFiles[filepath.ToSlash(p)] {
 			t.Errorf("%s starts processes outside the ExecFn:\n%s", p, strings.Join(hits, "\n"))
+		}
+		if filepath.ToSlash(p) == "internal/proc/watchdog_linux.go" {
+			// The watchdog is this program itself, started once, with an
+			// argv and an environment of constants.
+			require.Len(t, hits, 1, "%s", p)
+			assert.Contains(t, hits[0], ": exec.Cmd literal", "%s", p)
+			assert.Contains(t, string(src), `Path:        "/proc/self/exe",`, "%s", p)
 		}
 		if processImageFiles[filepath.ToSlash(p)] {
 			// The helper replaces its image once, with syscall.Exec, and
