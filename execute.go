@@ -181,7 +181,9 @@ func (x *Executor) Proposer() *Proposer {
 // A refusal returns an error and starts nothing: *NotFoundError for a name
 // that is not allowlisted, *ValidationError for refused input,
 // *PolicyError when the Policy denies the call or requires an approval
-// (use Propose), or the Policy's own error. Once a call has passed those
+// (use Propose), *BusyError when a concurrency bound is reached,
+// *AuditError when the Auditor cannot record the call's intent, or the
+// Policy's own error. Once a call has passed those
 // checks, Run returns a Result and a nil error whatever the process does,
 // including when it cannot be started (see Termination).
 func (x *Executor) Run(ctx context.Context, name string, input json.RawMessage) (Result, error) {
@@ -389,8 +391,13 @@ func addCount(reported, cut int64) int64 {
 // Refusals are *ApprovalError (ReasonUnknown, ReasonExpired,
 // ReasonDigestMismatch, ReasonPolicyChanged), *ValidationError when the
 // current schema refuses the stored input, *PolicyError when the Policy
-// now denies the call, or the store's error. Once the record has been
-// taken, every refusal leaves it consumed. A call that runs returns a
+// now denies the call, *BusyError when a concurrency bound is reached,
+// *AuditError when the Auditor is not ready or cannot record the call's
+// intent, or the store's error. A *BusyError, and an *AuditError from a
+// ReadyAuditor that reports itself not ready, come before the record is
+// taken and leave the approval pending; once the record has been taken,
+// every refusal leaves it consumed (an intent that fails to be recorded
+// even though the Auditor said it was ready among them). A call that runs returns a
 // Result and a nil error, as with Run.
 func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
 	ev := x.newEvent(ctx, OpExecute, "")
