@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 
 	"github.com/execgate/execgate"
@@ -43,11 +44,16 @@ func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn) (*
 		}
 		auditor = audit.Multi(g.chain, recorder{})
 	}
+	srv := g.server()
 	x, err := execgate.NewExecutor(execgate.Config{
 		Allowlist: loaded.Allowlist,
 		Policy:    loaded.Policy,
 		Auditor:   auditor,
 		ExecFn:    execFn,
+
+		MaxConcurrent:             srv.MaxConcurrent,
+		MaxConcurrentPerPrincipal: srv.MaxConcurrentPerPrincipal,
+		MaxQueueWait:              srv.MaxQueueWait,
 	})
 	if err != nil {
 		g.Close()
@@ -65,12 +71,19 @@ func (g *gate) Close() error {
 	return nil
 }
 
-// server returns the configuration's server section, or an empty one.
+// server returns the configuration's server section, or, when it has
+// none, an empty one with the default bounds.
 func (g *gate) server() *config.Server {
-	if g.loaded.Server == nil {
-		return &config.Server{}
+	return serverOf(g.loaded)
+}
+
+// serverOf returns l's server section, or an empty one with the default
+// bounds.
+func serverOf(l *config.Loaded) *config.Server {
+	if l.Server == nil {
+		return &config.Server{MaxConcurrent: config.DefaultMaxConcurrent, MaxConcurrentPerPrincipal: config.DefaultMaxConcurrent}
 	}
-	return g.loaded.Server
+	return l.Server
 }
 
 // recorder is an Auditor that hands each Event to the slot in its
@@ -140,6 +153,7 @@ const (
 	kindPolicy       = "policy"        // the policy denied or rate-limited the call (403, 429)
 	kindApproval     = "approval"      // the approval cannot be executed (404, 409, 410)
 	kindUnavailable  = "unavailable"   // the audit trail or approval store cannot take the call (503)
+	kindBusy         = "busy"          // a concurrency bound was reached (429 per principal, 503 in all)
 	kindInternal     = "internal"      // an unexpected error; see the server's log (500)
 	kindUnauthorized = "unauthorized"  // no or unknown bearer token (401)
 	kindForbidden    = "forbidden"     // the token's role may not do this (403)
@@ -163,8 +177,14 @@ type errorInfo struct {
 	Rule   string `json:"rule,omitempty"`
 	// Reason is the approval error's reason (approval).
 	Reason string `json:"reason,omitempty"`
+	// Scope and Limit are the concurrency bound that was reached (busy):
+	// "principal" or "executor", and how many commands it lets run.
+	Scope string `json:"scope,omitempty"`
+	Limit int    `json:"limit,omitempty"`
 	// Status is the HTTP status the refusal maps to; not sent.
 	Status int `json:"-"`
+	// retryAfter is the Retry-After of the response in seconds, or 0.
+	retryAfter int
 }
 
 // refusal classifies an error from the Executor.
@@ -176,6 +196,7 @@ func refusal(err error) *errorInfo {
 		pe *execgate.PolicyError
 		ae *execgate.ApprovalError
 		ue *execgate.AuditError
+		be *execgate.BusyError
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -196,6 +217,12 @@ func refusal(err error) *errorInfo {
 			e.Status = 410
 		default:
 			e.Status = 409
+		}
+	case errors.As(err, &be):
+		e.Kind, e.Name, e.Scope, e.Limit, e.retryAfter = kindBusy, be.Name, be.Scope, be.Limit, busyRetryAfter
+		e.Status = http.StatusServiceUnavailable
+		if be.Scope == execgate.BusyPrincipal {
+			e.Status = http.StatusTooManyRequests
 		}
 	case errors.As(err, &ue), errors.Is(err, execgate.ErrStoreFull):
 		e.Kind, e.Status = kindUnavailable, 503

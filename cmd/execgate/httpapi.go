@@ -13,7 +13,10 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"path"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/execgate/execgate"
@@ -29,6 +32,18 @@ const maxApprovalBody = 4 << 10
 
 // maxTokenBytes bounds a presented bearer token.
 const maxTokenBytes = 4 << 10
+
+// busyRetryAfter is the Retry-After, in seconds, of a call refused
+// because a concurrency bound was reached: the server cannot know when a
+// running command ends, so it names the shortest wait worth making.
+const busyRetryAfter = 1
+
+// Bounds of the route an audit record names: a request line is the
+// client's to choose.
+const (
+	maxRouteMethod = 32
+	maxRoutePath   = 200
+)
 
 // role is what a bearer token may do.
 type role int
@@ -65,7 +80,7 @@ type apiOptions struct {
 // api is the HTTP API's handler.
 type api struct {
 	x       *execgate.Executor
-	creds   []credential
+	creds   atomic.Pointer[[]credential] // replaced whole by setServer
 	pending *pendingSet
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -84,84 +99,176 @@ func newAPI(opts apiOptions) (*api, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
-	if opts.Server != nil {
-		for _, list := range []struct {
-			tokens []config.Token
-			role   role
-		}{{opts.Server.Tokens, roleCaller}, {opts.Server.Approvers, roleApprover}} {
-			for _, t := range list.tokens {
-				b, err := hex.DecodeString(t.SHA256)
-				if err != nil || len(b) != sha256.Size {
-					return nil, fmt.Errorf("server token of %q: sha256 is not 64 hex digits", t.Principal)
-				}
-				c := credential{principal: t.Principal, role: list.role}
-				copy(c.sum[:], b)
-				a.creds = append(a.creds, c)
-			}
-		}
+	if err := a.setServer(opts.Server); err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	if !opts.ApprovalsOnly {
 		mux.HandleFunc("GET /v1/tools", a.listTools)
 		mux.HandleFunc("POST /v1/tools/{name}", a.callTool)
-		mux.HandleFunc("/v1/tools/{name}", methodNotAllowed("POST"))
-		mux.HandleFunc("/v1/tools", methodNotAllowed("GET"))
+		mux.HandleFunc("/v1/tools/{name}", a.methodNotAllowed("POST"))
+		mux.HandleFunc("/v1/tools", a.methodNotAllowed("GET"))
 	}
 	mux.HandleFunc("GET /v1/approvals", a.listApprovals)
 	mux.HandleFunc("POST /v1/approvals/{id}", a.decideApproval)
-	mux.HandleFunc("/v1/approvals/{id}", methodNotAllowed("POST"))
-	mux.HandleFunc("/v1/approvals", methodNotAllowed("GET"))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &errorInfo{Kind: kindNotFound, Status: http.StatusNotFound, Message: "no such route; see GET /v1/tools"})
-	})
+	mux.HandleFunc("/v1/approvals/{id}", a.methodNotAllowed("POST"))
+	mux.HandleFunc("/v1/approvals", a.methodNotAllowed("GET"))
+	mux.HandleFunc("/", a.noRoute)
 	a.mux = mux
 	return a, nil
 }
 
-// ServeHTTP implements http.Handler.
+// credentials returns the tokens of srv's callers and approvers.
+func credentials(srv *config.Server) ([]credential, error) {
+	if srv == nil {
+		return nil, nil
+	}
+	var creds []credential
+	for _, list := range []struct {
+		tokens []config.Token
+		role   role
+	}{{srv.Tokens, roleCaller}, {srv.Approvers, roleApprover}} {
+		for _, t := range list.tokens {
+			b, err := hex.DecodeString(t.SHA256)
+			if err != nil || len(b) != sha256.Size {
+				return nil, fmt.Errorf("server token of %q: sha256 is not 64 hex digits", t.Principal)
+			}
+			c := credential{principal: t.Principal, role: list.role}
+			copy(c.sum[:], b)
+			creds = append(creds, c)
+		}
+	}
+	return creds, nil
+}
+
+// setServer replaces the accepted tokens with those of srv, for the
+// requests that start afterwards. It changes nothing if one of them is
+// malformed.
+func (a *api) setServer(srv *config.Server) error {
+	creds, err := credentials(srv)
+	if err != nil {
+		return err
+	}
+	a.creds.Store(&creds)
+	return nil
+}
+
+// ServeHTTP implements http.Handler. A path that ServeMux would redirect
+// to its clean form ("/v1//tools", "/v1/tools/../approvals", a trailing
+// slash), or that is not a path at all (OPTIONS *, CONNECT host:port), is
+// no route here: it is answered with JSON like every other, never with
+// the mux's redirect or plain text.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if p := r.URL.EscapedPath(); !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+		a.noRoute(w, r)
+		return
+	}
 	a.mux.ServeHTTP(w, r)
 }
 
-func methodNotAllowed(allow string) http.HandlerFunc {
+// noRoute answers a request for a path the API does not serve.
+func (a *api) noRoute(w http.ResponseWriter, r *http.Request) {
+	a.deny(w, r, a.identify(r), &errorInfo{Kind: kindNotFound, Status: http.StatusNotFound, Message: "no such route; see GET /v1/tools"}, "no such route")
+}
+
+func (a *api) methodNotAllowed(allow string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusMethodNotAllowed, Message: "method not allowed; use " + allow})
+		a.deny(w, r, a.identify(r), &errorInfo{Kind: kindBadRequest, Status: http.StatusMethodNotAllowed, Message: "method not allowed; use " + allow}, "method not allowed")
 	}
 }
 
-// authenticate returns the principal of the request's bearer token if
-// the token may act in role want (any role when want is 0). It compares the SHA-256 of the token
-// with every configured one, in constant time, and always with all of
-// them. On failure it has written the response.
-func (a *api) authenticate(w http.ResponseWriter, r *http.Request, want role) (string, bool) {
+// deny writes e, a refusal made before the gate was reached, and records
+// it in the audit trail (Executor.RecordRefusal) as a refusal of the
+// request's method and path, by principal ("" when the request carries
+// no valid token), for reason: a few fixed words, never the token or the
+// body.
+func (a *api) deny(w http.ResponseWriter, r *http.Request, principal string, e *errorInfo, reason string) {
+	kind := execgate.ErrorKindRequest
+	switch e.Kind {
+	case kindUnauthorized:
+		kind = execgate.ErrorKindUnauthenticated
+	case kindApproval:
+		kind = execgate.ErrorKindApproval
+	}
+	ctx := context.WithoutCancel(r.Context())
+	if principal != "" {
+		ctx = execgate.WithPrincipal(ctx, principal)
+	}
+	ref := execgate.Refusal{Route: route(r), Name: r.PathValue("name"), Kind: kind, Reason: reason}
+	if err := a.x.RecordRefusal(ctx, ref); err != nil {
+		a.log.Error("execgate: a refused request could not be recorded in the audit trail", "route", ref.Route, "reason", reason, "error", err)
+	}
+	writeError(w, e)
+}
+
+// route names a request for the audit trail: its method and path, each
+// cut to a bound, without the query, which is where a client that puts
+// a token in a URL puts it. The path is the escaped one, ASCII only.
+func route(r *http.Request) string {
+	return cut(r.Method, maxRouteMethod) + " " + cut(r.URL.EscapedPath(), maxRoutePath)
+}
+
+// cut shortens an ASCII string to at most n bytes, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// lookup returns the credential of the request's bearer token, or nil,
+// and whether the request carries a bearer token at all. It compares the
+// SHA-256 of the token with every configured one, in constant time, and
+// always with all of them.
+func (a *api) lookup(r *http.Request) (found *credential, presented bool) {
 	token, ok := bearer(r)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="execgate"`)
-		writeError(w, &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "a bearer token is required (Authorization: Bearer <token>)"})
-		return "", false
+		return nil, false
 	}
 	sum := sha256.Sum256([]byte(token))
-	var found *credential
-	for i := range a.creds {
-		if subtle.ConstantTimeCompare(sum[:], a.creds[i].sum[:]) == 1 {
-			found = &a.creds[i]
+	creds := *a.creds.Load()
+	for i := range creds {
+		if subtle.ConstantTimeCompare(sum[:], creds[i].sum[:]) == 1 {
+			found = &creds[i]
 		}
 	}
+	return found, true
+}
+
+// identify returns the principal of the request's bearer token, or ""
+// when it has no valid one, for the audit record of a request refused
+// whoever made it.
+func (a *api) identify(r *http.Request) string {
+	if c, _ := a.lookup(r); c != nil {
+		return c.principal
+	}
+	return ""
+}
+
+// authenticate returns the principal of the request's bearer token if
+// the token may act in role want (any role when want is 0). On failure it
+// has written the response and recorded the refusal.
+func (a *api) authenticate(w http.ResponseWriter, r *http.Request, want role) (string, bool) {
+	found, presented := a.lookup(r)
 	switch {
+	case !presented:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="execgate"`)
+		a.deny(w, r, "", &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "a bearer token is required (Authorization: Bearer <token>)"}, "no bearer token")
+		return "", false
 	case found == nil:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="execgate", error="invalid_token"`)
-		writeError(w, &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "the bearer token is not valid"})
+		a.deny(w, r, "", &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "the bearer token is not valid"}, "unknown bearer token")
 		return "", false
 	case want != 0 && found.role != want:
-		msg := "this token belongs to a caller and cannot decide approvals"
+		msg, reason := "this token belongs to a caller and cannot decide approvals", "caller token on an approver route"
 		if found.role == roleApprover {
-			msg = "this token belongs to an approver and cannot call tools"
+			msg, reason = "this token belongs to an approver and cannot call tools", "approver token on a caller route"
 		}
-		writeError(w, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden, Message: msg})
+		a.deny(w, r, found.principal, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden, Message: msg}, reason)
 		return "", false
 	}
 	return found.principal, true
@@ -218,7 +325,7 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	input, ok := readBody(w, r, maxBody)
+	input, ok := a.readBody(w, r, principal, maxBody)
 	if !ok {
 		return
 	}
@@ -272,7 +379,7 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, ok := readBody(w, r, maxApprovalBody)
+	body, ok := a.readBody(w, r, approver, maxApprovalBody)
 	if !ok {
 		return
 	}
@@ -280,12 +387,12 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil || dec.More() {
-		writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"} or {"action": "reject"}`})
+		a.deny(w, r, approver, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"} or {"action": "reject"}`}, "malformed body")
 		return
 	}
 	if d.Action != "approve" && d.Action != "reject" {
-		writeError(w, &errorInfo{Kind: kindInvalidInput, Status: http.StatusUnprocessableEntity, Message: `action must be "approve" or "reject"`,
-			Issues: []execgate.Issue{{Field: "action", Message: `must be "approve" or "reject"`}}})
+		a.deny(w, r, approver, &errorInfo{Kind: kindInvalidInput, Status: http.StatusUnprocessableEntity, Message: `action must be "approve" or "reject"`,
+			Issues: []execgate.Issue{{Field: "action", Message: `must be "approve" or "reject"`}}}, "unknown action")
 		return
 	}
 	id := r.PathValue("id")
@@ -298,12 +405,12 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case !found:
-		writeError(w, &errorInfo{Kind: kindApproval, Reason: execgate.ReasonUnknown, Status: http.StatusNotFound,
-			Message: "no such pending approval: it was never issued here, was already decided, or expired"})
+		a.deny(w, r, approver, &errorInfo{Kind: kindApproval, Reason: execgate.ReasonUnknown, Status: http.StatusNotFound,
+			Message: "no such pending approval: it was never issued here, was already decided, or expired"}, execgate.ReasonUnknown)
 		return
 	case err != nil:
-		writeError(w, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden,
-			Message: "an approver cannot decide an approval of its own call"})
+		a.deny(w, r, approver, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden,
+			Message: "an approver cannot decide an approval of its own call"}, "self-approval")
 		return
 	}
 	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), approver))
@@ -347,39 +454,42 @@ func (a *api) respond(w http.ResponseWriter, status int, body callResponse, slot
 	writeJSON(w, status, body)
 }
 
-// refuse writes the refusal err.
+// refuse writes the refusal err. The gate has recorded it.
 func (a *api) refuse(w http.ResponseWriter, err error, slot *eventSlot, start time.Time) {
 	e := refusal(err)
 	if e.Kind == kindInternal {
 		a.log.Error("execgate: call failed", "error", err)
 	}
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
 	a.respond(w, e.Status, callResponse{Error: e}, slot, start)
 }
 
-// readBody reads a request body of at most limit bytes, refusing a body
-// that is larger (413) or not JSON by its Content-Type (415). An empty
-// body reads as nil.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+// readBody reads the body of principal's request, of at most limit
+// bytes, refusing a body that is larger (413), not JSON by its
+// Content-Type (415) or cut short (400). An empty body reads as nil.
+func (a *api) readBody(w http.ResponseWriter, r *http.Request, principal string, limit int64) ([]byte, bool) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusUnsupportedMediaType, Message: "the body must be JSON, sent with Content-Type: application/json (or no Content-Type)"})
+			a.deny(w, r, principal, &errorInfo{Kind: kindBadRequest, Status: http.StatusUnsupportedMediaType, Message: "the body must be JSON, sent with Content-Type: application/json (or no Content-Type)"}, "content type is not JSON")
 			return nil, false
 		}
 	}
 	tooLarge := &errorInfo{Kind: kindTooLarge, Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body is larger than %d bytes", limit)}
 	if r.ContentLength > limit {
-		writeError(w, tooLarge)
+		a.deny(w, r, principal, tooLarge, "body too large")
 		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		writeError(w, tooLarge)
+		a.deny(w, r, principal, tooLarge, "body too large")
 		return nil, false
 	case err != nil:
-		writeError(w, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: "the body could not be read"})
+		a.deny(w, r, principal, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: "the body could not be read"}, "body cut short")
 		return nil, false
 	}
 	if len(body) == 0 {
