@@ -17,10 +17,24 @@
 //		Principal: "local-agent",  // who every call runs as, for the Policy
 //	})
 //	if err != nil { ... }
-//	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil { ... }
+//	if err := srv.Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout)); err != nil { ... }
 //
 // For other transports, hand Server.MCPServer to the SDK (for example to
 // mcp.NewStreamableHTTPHandler).
+//
+// # Stdio
+//
+// StdioTransport speaks MCP's stdio framing, one JSON-RPC message per
+// line, and answers what is not a message itself, so that one bad line
+// neither ends the session nor cancels the calls in progress (the SDK's
+// own stdio transports end the session on the first line they cannot
+// decode). A line that is not JSON gets a parse error (-32700), JSON that
+// is not one valid JSON-RPC 2.0 message gets an invalid request error
+// (-32600), with the message's id when it has a string or number id and
+// null otherwise. A line over MaxFrameBytes (4 MiB) is read in bounded
+// pieces, dropped and refused the same way. Batches (JSON arrays) are
+// refused with one invalid request error: MCP 2025-06-18 removed JSON-RPC
+// batching, and no protocol version is served with it.
 //
 // # Results
 //

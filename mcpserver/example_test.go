@@ -14,7 +14,7 @@ import (
 
 // An Executor served as MCP tools, driven by an SDK client over an
 // in-memory transport. A real server would call
-// srv.Run(ctx, &mcp.StdioTransport{}) instead.
+// srv.Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout)) instead.
 func ExampleNew() {
 	ctx := context.Background()
 	allow, err := execgate.NewAllowlist(execgate.CommandSpec{

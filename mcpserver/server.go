@@ -210,7 +210,8 @@ func (s *Server) MCPServer() *mcp.Server {
 }
 
 // Run serves one session over t until the client disconnects or ctx is
-// done. For stdio, t is &mcp.StdioTransport{}.
+// done. For stdio, t is StdioTransport(os.Stdin, os.Stdout), which
+// answers a client's malformed lines instead of ending the session.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.srv.Run(ctx, t)
 }
