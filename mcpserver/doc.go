@@ -52,8 +52,14 @@
 //     which never repeats stdin or environment values), pending approval,
 //     declined, or not approved.
 //
-// An unknown tool name is refused as not allowlisted without reaching the
-// Executor, so it does not appear in the Executor's audit trail.
+// A call of a tool that is not listed is refused as not allowlisted, and
+// the refusal is recorded in the Executor's audit trail with
+// Executor.RecordRefusal: an Event with Op "request", Route
+// "mcp tools/call", Error "not_found" and the requested name, cut as the
+// Executor cuts every requested name. The name is not handed to
+// Executor.Run: a name the Executor would serve but this server does not
+// list (a dispatcher's "git.status") is refused too, and must be called
+// through the listed tool.
 //
 // # Dispatcher tools
 //

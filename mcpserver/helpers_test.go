@@ -99,6 +99,7 @@ type fixture struct {
 type setup struct {
 	specs   []execgate.CommandSpec
 	execFn  execgate.ExecFn // nil: the fixture's Recorder
+	auditor execgate.Auditor
 	opts    mcpserver.Options
 	client  *mcp.ClientOptions
 	version string // protocol version the client asks for; "" is the SDK's default
@@ -116,7 +117,7 @@ func start(t *testing.T, s setup) *fixture {
 	if execFn == nil {
 		execFn = f.rec.Exec
 	}
-	f.x, err = execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: execFn, Policy: f.policy})
+	f.x, err = execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: execFn, Policy: f.policy, Auditor: s.auditor})
 	require.NoError(t, err)
 	if s.opts.Allowlist == nil {
 		s.opts.Allowlist = a

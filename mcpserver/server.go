@@ -271,21 +271,39 @@ func (s *Server) lookupTool(name string) (tool, bool) {
 
 // unknownTools answers tools/call for a name that is not listed with an
 // error result, as for any other refusal, instead of the SDK's protocol
-// error, so that a model can read it. The name is not handed to the
-// Executor: a name it would serve but this server does not list (a
-// dispatcher's "git.status") must go through the listed tool.
+// error, so that a model can read it (see unlisted).
 func (s *Server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "tools/call" {
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
 				if _, listed := s.lookupTool(p.Name); !listed {
-					return s.refusal(&execgate.NotFoundError{Name: p.Name}), nil
+					return s.unlisted(ctx, p.Name), nil
 				}
 			}
 		}
 		return next(ctx, method, req)
 	}
 }
+
+// unlisted refuses a call of the tool name, which this server does not
+// list, as not allowlisted, and records the refusal in the Executor's
+// audit trail with Executor.RecordRefusal (route "mcp tools/call", kind
+// not_found), under Options.Principal and the requested name, which the
+// Executor cuts as it cuts every caller-chosen string. The name is never
+// handed to Executor.Run: a name that it would serve but this server does
+// not list (a dispatcher's "git.status") must go through the listed tool.
+func (s *Server) unlisted(ctx context.Context, name string) *mcp.CallToolResult {
+	ctx = execgate.WithPrincipal(context.WithoutCancel(ctx), s.opts.Principal)
+	ref := execgate.Refusal{Route: unlistedRoute, Name: name, Kind: execgate.ErrorKindNotFound, Reason: "no listed tool has this name"}
+	if err := s.x.RecordRefusal(ctx, ref); err != nil {
+		s.opts.Logger.Error("mcpserver: a call of an unlisted tool could not be recorded in the audit trail", "error", err)
+	}
+	return s.refusal(&execgate.NotFoundError{Name: name})
+}
+
+// unlistedRoute is the Route of the audit record of a call of an unlisted
+// tool.
+const unlistedRoute = "mcp tools/call"
 
 func checkPrincipal(p string) error {
 	if len(p) > MaxPrincipalBytes {
