@@ -65,6 +65,31 @@
 //	   printed on stderr, one per line, with its line and column, failing
 //	   examples included), or a cases file test cannot use
 //
+// # MCP on stdio
+//
+// serve reads one JSON-RPC message per line on stdin and writes one per
+// line on stdout; its own messages go to stderr. A line that is not a
+// message is answered on stdout, and the session goes on; calls in
+// progress are not disturbed:
+//
+//	-32700  parse error      the line is not JSON: a syntax error, a NUL
+//	                         byte, bytes that are not UTF-8
+//	-32600  invalid request  JSON that is not one JSON-RPC 2.0 message:
+//	                         [], {}, a number, no "jsonrpc": "2.0", a
+//	                         message without method that is no response,
+//	                         a null id, a batch
+//	-32600  invalid request  a line over 4 MiB: read to its end in 64 KiB
+//	                         pieces and dropped, never held whole
+//
+// The error's id is the message's when it has a string or integer id
+// (for a line over 4 MiB, a top-level "id" found while it is read), and
+// null otherwise. A batch is refused whole with one error and none of its
+// messages is handled: MCP 2025-06-18 removed JSON-RPC batching. A blank
+// line is skipped. The bound is four times the 1 MiB the gate accepts as
+// a tool's input, so that a call with a larger input still reaches the
+// gate, which refuses it as invalid input that is too large. serve exits
+// 0 when stdin ends.
+//
 // # Principals and tokens
 //
 // Over MCP on stdio, every call is made as the principal of --principal,
@@ -158,6 +183,8 @@
 //
 // With --audit FILE, serve and run append every call (refused, proposed,
 // executed, rejected) to a hash-chained JSON-lines file (package audit),
-// and refuse calls when it cannot record them. execgate audit verify FILE
+// and refuse calls when it cannot record them. Over MCP, a call of a tool
+// that is not listed is recorded as a refusal too (op "request", route
+// "mcp tools/call", error "not_found"). execgate audit verify FILE
 // checks it and prints its head, to keep elsewhere.
 package main

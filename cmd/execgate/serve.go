@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/execgate/execgate/mcpserver"
 )
 
@@ -196,7 +194,7 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 		httpDone <- nil
 	}
 	fmt.Fprintf(c.stderr, "execgate: serving %d tools over MCP on stdio as principal %q\n", len(g.loaded.Allowlist.Specs()), principal)
-	err = ms.Run(ctx, &mcp.IOTransport{Reader: readCloser(c.stdin), Writer: nopWriteCloser{c.stdout}})
+	err = ms.Run(ctx, mcpserver.StdioTransport(c.stdin, c.stdout))
 	cancel()
 	herr := <-httpDone
 	switch {
@@ -313,17 +311,3 @@ func (c *cli) serveOn(ctx context.Context, ln net.Listener, lc *listenConfig, h 
 	fmt.Fprintf(c.stderr, "execgate: %s stopped\n", what)
 	return err
 }
-
-// readCloser returns r as an io.ReadCloser, closing r if it can be.
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// nopWriteCloser is a Writer whose Close does nothing: stdout stays open
-// for the process's last words.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
