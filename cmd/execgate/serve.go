@@ -283,14 +283,7 @@ func (c *cli) serveOn(ctx context.Context, ln net.Listener, lc *listenConfig, h 
 	if lc.tls != nil {
 		scheme = "https"
 	}
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	hs := newHTTPServer(h, logger)
 	fmt.Fprintf(c.stderr, "execgate: serving %s on %s://%s\n", what, scheme, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
