@@ -54,6 +54,13 @@ stderr. A host that is not loopback is refused unless --tls-cert and
 serve stops on SIGINT or SIGTERM, letting running calls finish for up to
 10 seconds, or, over stdio, when the client closes stdin.
 
+On SIGHUP, serve reloads the configuration file in place: its tools,
+policies, grants and tokens. A file that does not load changes nothing;
+its problems are logged on stderr, each with its line. Calls under way
+finish as they were validated; MCP clients are told the tool list
+changed. The server section's bounds and principal take effect at the
+next start.
+
 Exit codes: 0 stopped cleanly; 1 the server failed while running (for
 example, the address is in use); 2 usage error or a configuration that
 does not load or has no tokens for --http.
@@ -148,6 +155,7 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 		if err != nil {
 			return c.fail(exitUsage, err)
 		}
+		defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, apis: []*api{h}, needTokens: true})()
 		if err := c.serveHTTP(ctx, lc, h, "the HTTP API", logger); err != nil {
 			return c.fail(exitFailed, err)
 		}
@@ -179,6 +187,11 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	if err != nil {
 		return c.fail(exitUsage, err)
 	}
+	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, fixedPrincipal: o.principal != ""}
+	if approver != nil {
+		reload.apis, reload.needApprovers = []*api{approver}, true
+	}
+	defer reloadOnHangup(ctx, reload)()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/mcpserver"
+)
+
+// reloader applies a changed configuration file to a running serve: the
+// allowlist of its Executor and of its MCP server, the policies and
+// grants (config.Loaded.Reload), and the tokens of its HTTP handlers.
+// What is fixed when serve starts (the concurrency bounds, the principal
+// of calls over stdio) is reported as waiting for a restart.
+type reloader struct {
+	path string
+	log  *slog.Logger
+	x    *execgate.Executor
+	// mcp is the MCP server whose tools follow the file; nil when serve
+	// serves only HTTP.
+	mcp *mcpserver.Server
+	// apis are the HTTP handlers whose tokens follow the file.
+	apis []*api
+	// needTokens and needApprovers refuse a file without callers (for
+	// --http) or without approvers (for --approver-http), as a start
+	// would.
+	needTokens, needApprovers bool
+	// fixedPrincipal reports that --principal, not the file, names the
+	// principal of calls over stdio.
+	fixedPrincipal bool
+
+	mu  sync.Mutex
+	cur *config.Loaded // guarded by mu
+}
+
+// reloadOnHangup starts reloading r on every SIGHUP until ctx is done or
+// the returned function is called, which waits for a reload under way to
+// finish. From the moment it returns until stop is called, SIGHUP does not
+// stop the process; once ctx is done, a SIGHUP is dropped.
+func reloadOnHangup(ctx context.Context, r *reloader) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				r.reloadAndLog()
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		signal.Stop(hup)
+	}
+}
+
+// reloadAndLog reloads the file and logs the outcome: on failure every
+// problem, each with its line as execgate check prints it.
+func (r *reloader) reloadAndLog() {
+	n, err := r.reload()
+	if err == nil {
+		r.log.Info("execgate: reloaded the configuration", "file", r.path, "commands", n)
+		return
+	}
+	var list config.ErrorList
+	if errors.As(err, &list) {
+		for _, e := range list {
+			r.log.Error("execgate: reload: the configuration does not load", "problem", e.Error())
+		}
+	} else {
+		r.log.Error("execgate: reload: the configuration does not load", "problem", err.Error())
+	}
+	r.log.Error("execgate: reload refused; still serving the configuration loaded before", "file", r.path)
+}
+
+// reload reads the file and, if it passes every check of a start, puts it
+// in force and returns how many command names it serves. Otherwise it
+// changes nothing and returns the problems. Calls already validated
+// finish with the spec they were validated against (see
+// Executor.SetAllowlist); pending approvals are checked against the new
+// file when they are executed.
+func (r *reloader) reload() (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	data, err := readConfig(r.path)
+	if err != nil {
+		return 0, err
+	}
+	// Check all of it before anything changes: Reload applies the
+	// policies as soon as the file loads, and would leave them in force
+	// beside the old tools and tokens if serve then refused the rest.
+	scratch, err := config.LoadBytes(r.path, data)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.check(scratch); err != nil {
+		return 0, err
+	}
+	next, err := r.cur.ReloadBytes(r.path, data)
+	if err != nil {
+		return 0, err
+	}
+	r.x.SetAllowlist(next.Allowlist)
+	if r.mcp != nil {
+		if err := r.mcp.SetAllowlist(next.Allowlist); err != nil {
+			// check listed the same specs; this does not happen.
+			r.log.Error("execgate: reload: the MCP tools could not be replaced; the MCP server lists the tools loaded before", "error", err)
+		}
+	}
+	for _, a := range r.apis {
+		// check parsed the same tokens, so this does not fail.
+		_ = a.setServer(next.Server)
+	}
+	r.restartNeeded(serverOf(r.cur), serverOf(next))
+	r.cur = next
+	return len(next.Allowlist.Specs()), nil
+}
+
+// check refuses what serve would refuse at its start in a file that
+// loads: no tokens for --http, no approvers for --approver-http, tools
+// that cannot be listed over MCP.
+func (r *reloader) check(l *config.Loaded) error {
+	srv := serverOf(l)
+	switch {
+	case r.needTokens && len(srv.Tokens) == 0:
+		return fmt.Errorf("%s: the server section lists no tokens, so no one could call the HTTP API; add server.tokens (execgate token makes one)", r.path)
+	case r.needApprovers && len(srv.Approvers) == 0:
+		return fmt.Errorf("%s: --approver-http needs approvers in the server section (execgate token makes a token)", r.path)
+	}
+	if _, err := credentials(srv); err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	if r.mcp != nil {
+		if _, err := mcpserver.New(r.x, mcpserver.Options{Allowlist: l.Allowlist}); err != nil {
+			return fmt.Errorf("%s: %w", r.path, err)
+		}
+	}
+	return nil
+}
+
+// restartNeeded warns about the settings of the file that a reload does
+// not apply.
+func (r *reloader) restartNeeded(old, next *config.Server) {
+	var keys []string
+	if old.MaxConcurrent != next.MaxConcurrent {
+		keys = append(keys, "max_concurrent")
+	}
+	if old.MaxConcurrentPerPrincipal != next.MaxConcurrentPerPrincipal {
+		keys = append(keys, "max_concurrent_per_principal")
+	}
+	if old.MaxQueueWait != next.MaxQueueWait {
+		keys = append(keys, "max_queue_wait")
+	}
+	if r.mcp != nil && !r.fixedPrincipal && old.Principal != next.Principal {
+		keys = append(keys, "principal")
+	}
+	for _, k := range keys {
+		r.log.Warn("execgate: reload: a changed setting takes effect when serve is restarted; the one serve started with stays in force", "key", "server."+k)
+	}
+}
+
+// readConfig reads the configuration at path, at most one byte more than
+// config.MaxFileSize, which the load then refuses.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, config.MaxFileSize+1))
+}
