@@ -108,7 +108,12 @@
 // means 127.0.0.1, and a host that is not loopback is refused unless
 // --tls-cert and --tls-key are given (HTTPS) or --insecure. Bodies are
 // JSON, sent with Content-Type: application/json or none, and at most
-// 1 MiB (413 otherwise). Every response is JSON.
+// 1 MiB (413 otherwise). Every response the API writes is JSON, its
+// refusals included: an unknown route (404), a path that is not in clean
+// form ("/v1//tools", "/v1/tools/../x" or a trailing slash: 404, never a
+// redirect), OPTIONS * and CONNECT (404), a method a route does not
+// serve (405, with Allow). See "Connections" for the few answers net/http
+// writes itself.
 //
 // GET /v1/tools, for callers and approvers, lists the tools:
 //
@@ -161,13 +166,75 @@
 //	approval       404, 409, 410  the approval cannot be executed (reason)
 //	too_large      413  the body is over 1 MiB
 //	bad_request    400, 405, 415  malformed body, wrong method, not JSON
+//	busy           429, 503  a concurrency bound was reached (scope, limit); nothing ran
 //	unavailable    503  the audit file cannot record, or too many approvals pending
 //	internal       500  anything else; logged on stderr
+//
+// serve runs at most server.max_concurrent commands at once, and at most
+// server.max_concurrent_per_principal for one principal (see package
+// config: 64 and 64 unless the file says otherwise). A call over a bound
+// waits for a slot for server.max_queue_wait (no wait by default) and is
+// then refused before anything starts: 429 when the caller's own bound
+// is reached, 503 when the server's is, both with Retry-After: 1 and
+// {"error": {"kind": "busy", "scope": "principal" or "executor",
+// "limit": N, "name", "message"}}. The same call may be made again.
 //
 // A call's context is the request's: a client that disconnects cancels
 // its call, and the command's process group is killed. On SIGINT or
 // SIGTERM the server stops accepting requests and gives running calls 10
 // seconds before cancelling them.
+//
+// # Connections
+//
+// A request's header must arrive within 10 seconds of its first byte, and
+// the whole request within a minute; the header may be 64 KiB (net/http
+// allows 4 KiB more). A kept-alive connection waits 2 minutes for its
+// next request. net/http answers some requests itself, before any handler
+// runs, and nothing in this program changes those bytes or records them
+// in the audit trail: a ConnState hook sees connections, not responses,
+// and a listener could only rewrite net/http's own, unversioned response
+// text. They are, each followed by closing the connection:
+//
+//	400 text/plain  a request line or header that is not HTTP, an HTTP/1.1
+//	                request without Host, a malformed Content-Length, and
+//	                a request line still incomplete when the header timeout
+//	                passes ("400 Bad Request", sometimes with the reason)
+//	431 text/plain  a header over the bound
+//	501 text/plain  a Transfer-Encoding other than chunked
+//	505 text/plain  an HTTP version other than 1.0 and 1.1
+//	417, no body    an Expect header other than 100-continue
+//
+// A connection that sends nothing, or stops within its header after a
+// complete request line, is closed without a byte when the header timeout
+// passes. With --tls-cert, a client speaking plain HTTP gets net/http's
+// plain-text 400 ("Client sent an HTTP request to an HTTPS server"), and
+// a failed TLS handshake is logged on stderr. Every other request,
+// OPTIONS * included, reaches the API and is answered with JSON.
+//
+// # Reloading
+//
+// On SIGHUP, serve (MCP on stdio and HTTP alike) reads its --config file
+// again and checks it as a start would: the file must load, with its
+// examples; with --http it must list tokens, with --approver-http
+// approvers; over stdio, its tools must be listable over MCP. A file that
+// passes is put in force in place (config.Loaded.Reload): the new
+// policies and grants (grants made otherwise, rate-limit state and
+// pending approvals survive), then the new tools, for MCP clients too,
+// which get notifications/tools/list_changed, then the tokens of callers
+// and approvers, for the requests that follow. A call already validated
+// finishes with the spec it was validated against, even if the reload
+// removed its tool; a pending approval is checked against the new file
+// when it is approved. A file that does not pass changes nothing: every
+// problem is logged on stderr with its line, as execgate check prints it,
+// then "reload refused; still serving the configuration loaded before".
+// A success is logged as "reloaded the configuration".
+//
+// A reload cannot add or remove the policies section (restart serve for
+// that), and the server section's bounds (max_concurrent,
+// max_concurrent_per_principal, max_queue_wait) and, over stdio without
+// --principal, its principal take effect at the next start; a reload that
+// changes them logs a warning naming each. SIGINT and SIGTERM still stop
+// serve gracefully, and a SIGHUP during that shutdown is dropped.
 //
 // # Approvals over MCP
 //
@@ -187,4 +254,17 @@
 // that is not listed is recorded as a refusal too (op "request", route
 // "mcp tools/call", error "not_found"). execgate audit verify FILE
 // checks it and prints its head, to keep elsewhere.
+//
+// A request the HTTP API refuses before the gate (a missing or unknown
+// token, a token of the wrong role, a body too large, not JSON or
+// malformed, a wrong method, an unknown route, a decision on an approval
+// that is not pending, self-approval) is an entry too, with op
+// "request": principal is the principal of the request's token, absent
+// when it has no valid one; route is the method and path
+// ("POST /v1/tools/git.log", the path cut to 200 bytes, the query left
+// out); name is the tool the path names, if any; error is
+// "unauthenticated", "request" or "approval"; reason is a few fixed words
+// ("no bearer token", "body too large"). It never holds the token or the
+// body. The answers net/http writes itself (see "Connections") are not
+// recorded.
 package main
