@@ -140,3 +140,27 @@ func TestHTTP_ConcurrencyBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck_PrintsBounds: execgate check says how many commands serve
+// would run at once.
+func TestCheck_PrintsBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"a file without a server section has the defaults",
+			"version: 1\ntools: []\n",
+			"bounds: 64 commands at once, 64 per principal; a call over them is refused at once"},
+		{"a server section without bounds has the defaults",
+			"version: 1\ntools: []\nserver: {principal: p}\n",
+			"bounds: 64 commands at once, 64 per principal; a call over them is refused at once"},
+		{"the bounds and the wait of the file are printed",
+			"version: 1\ntools: []\nserver: {max_concurrent: 8, max_concurrent_per_principal: 2, max_queue_wait: 1500ms}\n",
+			"bounds: 8 commands at once, 2 per principal; a call over them waits up to 1.5s for a slot"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "check", "--config", writeFile(t, "tools.yaml", tc.text))
+			require.Equal(t, exitOK, code, errOut)
+			assert.Contains(t, out, tc.want+"\n")
+		})
+	}
+}

@@ -47,7 +47,8 @@ Check loads the configuration as serve would, resolving every bin on
 PATH, and reports every problem it finds on its own line, as
 FILE:LINE:COLUMN: KEY.PATH: MESSAGE, on stderr. On success it prints a
 summary on stdout: each tool with its mode and command names, the
-policies and grants, and the server section; then one line on what this
+policies and grants, the server section and the bounds on commands
+running at once that serve would apply; then one line on what this
 kernel supports for confine (the Landlock ABI, and whether user
 namespaces can be created, which network: false needs). A tool whose
 confinement is required (require: true, the default) but asks for what
@@ -104,6 +105,12 @@ func summarise(w io.Writer, file string, l *config.Loaded) {
 		fmt.Fprintf(w, "server: stdio principal %s; %d caller tokens (%s); %d approver tokens (%s)\n",
 			principal, len(s.Tokens), principals(s.Tokens), len(s.Approvers), principals(s.Approvers))
 	}
+	s := serverOf(l)
+	wait := "is refused at once"
+	if s.MaxQueueWait > 0 {
+		wait = "waits up to " + s.MaxQueueWait.String() + " for a slot"
+	}
+	fmt.Fprintf(w, "bounds: %d commands at once, %d per principal; a call over them %s\n", s.MaxConcurrent, s.MaxConcurrentPerPrincipal, wait)
 }
 
 func principals(ts []config.Token) string {
