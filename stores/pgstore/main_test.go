@@ -68,8 +68,8 @@ func newPool(tb testing.TB, configure func(*pgxpool.Config)) *pgxpool.Pool {
 }
 
 // newTable creates a table of its own for the test, with a random name,
-// and drops it when the test ends. It uses a pool of its own, so that a
-// test may close its pools and open others.
+// and drops it and its marker table when the test ends. It uses a pool of
+// its own, so that a test may close its pools and open others.
 func newTable(tb testing.TB) string {
 	tb.Helper()
 	admin := newPool(tb, func(c *pgxpool.Config) { c.MaxConns = 1 })
@@ -80,7 +80,7 @@ func newTable(tb testing.TB) string {
 		tb.Fatalf("Migrate(%s): %v", name, err)
 	}
 	tb.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+		if _, err := admin.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize()+", "+pgx.Identifier{name + "_spent"}.Sanitize()); err != nil {
 			tb.Errorf("dropping %s: %v", name, err)
 		}
 	})

@@ -20,12 +20,16 @@ const DefaultTable = "execgate_approvals"
 // CREATE TABLE IF NOT EXISTS.
 const migrateLock = 0
 
-// Migrate creates the table for a Store, and its index, if they do not
-// exist: table is a name as in Options.Table, "" meaning DefaultTable. It
-// is idempotent and safe to run from several processes at once; it never
-// alters a table that exists. Nothing in this package migrates on its own:
-// call Migrate at deployment or at startup, with a role allowed to create
-// tables. The statements are shown in the package documentation.
+// Migrate creates the table for a Store, the table of its consumed
+// records' markers (the same name with "_spent" appended) and their
+// indexes, if they do not exist: table is a name as in Options.Table, ""
+// meaning DefaultTable. A table made by an earlier version of this
+// package gets the column it lacks (content_sha256) and its marker table;
+// nothing else of a table that exists is changed. Migrate is idempotent
+// and safe to run from several processes at once. Nothing in this package
+// migrates on its own: call Migrate at deployment or at startup, with a
+// role allowed to create tables. The statements are shown in the package
+// documentation.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	if pool == nil {
 		return errors.New("pgstore: Migrate needs a pool")
@@ -43,8 +47,21 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, table string) error {
 		fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, %d)`, lockClass, migrateLock),
 		t.createTable(),
 		t.createIndex(),
+		t.createSpent(),
+		t.createSpentIndex(),
 	} {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+		}
+	}
+	// ALTER TABLE locks the table even when it has nothing to add, so it
+	// runs only for a table that lacks the column.
+	var has bool
+	if err := tx.QueryRow(ctx, hasColumnSQL, t.quoted).Scan(&has); err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+	}
+	if !has {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+t.quoted+` ADD COLUMN IF NOT EXISTS content_sha256 bytea`); err != nil {
 			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
 		}
 	}
@@ -54,10 +71,17 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	return nil
 }
 
+// hasColumnSQL reports whether the table $1 (quoted, as text) has the
+// content_sha256 column, which the table's first version lacked.
+const hasColumnSQL = `SELECT EXISTS (SELECT FROM pg_attribute
+	WHERE attrelid = $1::text::regclass AND attname = 'content_sha256' AND attnum > 0 AND NOT attisdropped)`
+
 // table is a validated table name.
 type table struct {
-	quoted string // schema-qualified if given, each part quoted
-	index  string // the quoted, unqualified name of the expiry index
+	quoted     string // schema-qualified if given, each part quoted
+	index      string // the quoted, unqualified name of the expiry index
+	spent      string // the marker table, qualified and quoted as quoted is
+	spentIndex string // the quoted, unqualified name of its expiry index
 }
 
 var (
@@ -66,8 +90,9 @@ var (
 )
 
 // parseTable validates name ("table" or "schema.table") and quotes it. The
-// table part is at most 48 bytes so that the names PostgreSQL derives from
-// it (the primary key's, the index's) fit its 63-byte limit.
+// table part is at most 48 bytes so that the names PostgreSQL and this
+// package derive from it (the primary keys', the indexes', the marker
+// table's) fit its 63-byte limit.
 func parseTable(name string) (table, error) {
 	if name == "" {
 		name = DefaultTable
@@ -80,12 +105,16 @@ func parseTable(name string) (table, error) {
 		return table{}, fmt.Errorf("pgstore: table name %q is not a lowercase SQL identifier ([a-z_][a-z0-9_]*, at most 48 bytes), optionally after a schema and a dot", name)
 	}
 	id := pgx.Identifier{tbl}
+	spent := pgx.Identifier{tbl + "_spent"}
 	if qualified {
 		id = pgx.Identifier{schema, tbl}
+		spent = pgx.Identifier{schema, tbl + "_spent"}
 	}
 	return table{
-		quoted: id.Sanitize(),
-		index:  pgx.Identifier{tbl + "_expires_at_idx"}.Sanitize(),
+		quoted:     id.Sanitize(),
+		index:      pgx.Identifier{tbl + "_expires_at_idx"}.Sanitize(),
+		spent:      spent.Sanitize(),
+		spentIndex: pgx.Identifier{tbl + "_spent_exp_idx"}.Sanitize(),
 	}, nil
 }
 
@@ -93,17 +122,32 @@ func parseTable(name string) (table, error) {
 // documentation.
 func (t table) createTable() string {
 	return `CREATE TABLE IF NOT EXISTS ` + t.quoted + ` (
-	id           text        PRIMARY KEY,
-	approval     json        NOT NULL,
-	input        bytea       NOT NULL,
-	salt         bytea       NOT NULL,
-	fingerprint  text        NOT NULL,
-	stdin_sha256 text        NOT NULL,
-	digest       text        NOT NULL,
-	expires_at   timestamptz NOT NULL
+	id             text        PRIMARY KEY,
+	approval       json        NOT NULL,
+	input          bytea       NOT NULL,
+	salt           bytea       NOT NULL,
+	fingerprint    text        NOT NULL,
+	stdin_sha256   text        NOT NULL,
+	digest         text        NOT NULL,
+	expires_at     timestamptz NOT NULL,
+	content_sha256 bytea
 )`
 }
 
 func (t table) createIndex() string {
 	return `CREATE INDEX IF NOT EXISTS ` + t.index + ` ON ` + t.quoted + ` (expires_at)`
+}
+
+// createSpent is the marker table's definition; keep it in step with the
+// package documentation.
+func (t table) createSpent() string {
+	return `CREATE TABLE IF NOT EXISTS ` + t.spent + ` (
+	id             text        PRIMARY KEY,
+	content_sha256 bytea,
+	expires_at     timestamptz NOT NULL
+)`
+}
+
+func (t table) createSpentIndex() string {
+	return `CREATE INDEX IF NOT EXISTS ` + t.spentIndex + ` ON ` + t.spent + ` (expires_at)`
 }

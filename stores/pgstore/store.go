@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,9 +21,10 @@ type Options struct {
 	// Table is the table that holds the records, created beforehand by
 	// Migrate: a lowercase SQL identifier ([a-z_][a-z0-9_]*, at most 48
 	// bytes), optionally qualified by a schema ("approvals.pending"). The
-	// empty string means DefaultTable. Several Stores, in one process or
-	// many, share pending approvals by naming the same table in the same
-	// database.
+	// empty string means DefaultTable. Migrate creates the table of
+	// consumed records' markers beside it, named Table with "_spent"
+	// appended. Several Stores, in one process or many, share pending
+	// approvals by naming the same table in the same database.
 	Table string
 	// Capacity is the most pending records the table holds; a Save into a
 	// full table fails with execgate.ErrStoreFull. Zero means
@@ -38,15 +41,31 @@ type Options struct {
 // Store is an execgate.ApprovalStore backed by a PostgreSQL table. It is
 // safe for concurrent use by many goroutines, and by many processes whose
 // Stores name the same table in the same database. See the package
-// documentation for the table and how each method uses it.
+// documentation for the tables, how each method uses them, and what its
+// errors say.
 type Store struct {
 	pool     *pgxpool.Pool
 	table    table
 	capacity int
 	now      func() time.Time
 
-	lockSQL, pruneSQL, insertSQL, takeSQL, deleteSQL, countSQL string
+	lockSQL, pruneSQL, saveSQL, takeSQL, deleteSQL, countSQL string
 }
+
+// ConsumedRetention is how long after its ExpiresAt the marker of a
+// record that was taken or deleted is kept. While the marker is there, a
+// Save of the same ID (a retry after an unknown outcome, say) finds it and
+// does not store the record again; after it, the record has been expired
+// for ConsumedRetention, so that a record stored again could only be
+// refused as expired by an Executor whose clock is less than that behind
+// the store's.
+const ConsumedRetention = time.Hour
+
+// rollbackTimeout bounds the rollback Save sends when it gives up on its
+// transaction, so that a database that stopped answering cannot hold the
+// call; a rollback that times out closes the connection, which rolls the
+// transaction back as well.
+const rollbackTimeout = 5 * time.Second
 
 // lockClass is the first key of the transaction-scoped advisory lock that
 // serializes Saves on one table; the second is the table's OID. It spells
@@ -54,8 +73,9 @@ type Store struct {
 const lockClass = 0x65786567
 
 // New returns a Store on the table opts names in the database pool
-// connects to. It checks that the table exists (create it with Migrate)
-// and returns an error if it does not, if opts is invalid, or if the
+// connects to. It checks that the table and its marker table exist as
+// this version keeps them (create or upgrade them with Migrate) and
+// returns an error if they do not, if opts is invalid, or if the
 // database cannot be reached. The Store does not own pool: close the pool
 // when no Store uses it any more.
 func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
@@ -75,99 +95,213 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	var exists bool
-	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, t.quoted).Scan(&exists); err != nil {
+	var exists, spentExists, hasColumn bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
+		t.quoted, t.spent).Scan(&exists, &spentExists); err != nil {
 		return nil, fmt.Errorf("pgstore: looking up table %s: %w", t.quoted, err)
 	}
 	if !exists {
 		return nil, fmt.Errorf("pgstore: table %s does not exist; create it with Migrate", t.quoted)
 	}
-	q := t.quoted
+	if err := pool.QueryRow(ctx, hasColumnSQL, t.quoted).Scan(&hasColumn); err != nil {
+		return nil, fmt.Errorf("pgstore: looking up table %s: %w", t.quoted, err)
+	}
+	if !spentExists || !hasColumn {
+		return nil, fmt.Errorf("pgstore: table %s was made by an earlier version of this package (it lacks the column content_sha256 or the table %s); run Migrate to add them", t.quoted, t.spent)
+	}
+	q, spent := t.quoted, t.spent
 	return &Store{
 		pool:     pool,
 		table:    t,
 		capacity: opts.Capacity,
 		now:      opts.Now,
 		lockSQL:  `SELECT pg_advisory_xact_lock($1, $2::text::regclass::oid::int4)`,
-		pruneSQL: `DELETE FROM ` + q + ` WHERE expires_at <= $1`,
-		insertSQL: `INSERT INTO ` + q + ` (id, approval, input, salt, fingerprint, stdin_sha256, digest, expires_at)
-			SELECT $1::text, $2::json, $3::bytea, $4::bytea, $5::text, $6::text, $7::text, $8::timestamptz
-			WHERE (SELECT count(*) FROM ` + q + `) < $9`,
-		takeSQL:   `DELETE FROM ` + q + ` WHERE id = $1 RETURNING approval, input, salt, fingerprint, stdin_sha256`,
-		deleteSQL: `DELETE FROM ` + q + ` WHERE id = $1 RETURNING approval->>'expiresAt'`,
-		countSQL:  `SELECT count(*) FROM ` + q,
+		// Expired records go at once, the markers of consumed ones
+		// ConsumedRetention after their expiry. The command tag counts
+		// the records.
+		pruneSQL: `WITH spent AS (DELETE FROM ` + spent + ` WHERE expires_at <= $2)
+			DELETE FROM ` + q + ` WHERE expires_at <= $1`,
+		// One statement, one snapshot: the rows already under the ID,
+		// pending or a consumed record's marker, and the insert, made
+		// only when there is none and the table has room. Save holds the
+		// table's Save lock, so no other Save adds the ID meanwhile; Take
+		// and Delete turn a pending row into a marker in one
+		// transaction, so a snapshot sees one or the other.
+		saveSQL: `WITH cur AS (
+			SELECT content_sha256 FROM ` + q + ` WHERE id = $1
+			UNION ALL
+			SELECT content_sha256 FROM ` + spent + ` WHERE id = $1
+		), ins AS (
+			INSERT INTO ` + q + ` (id, approval, input, salt, fingerprint, stdin_sha256, digest, expires_at, content_sha256)
+			SELECT $1::text, $2::json, $3::bytea, $4::bytea, $5::text, $6::text, $7::text, $8::timestamptz, $9::bytea
+			WHERE NOT EXISTS (SELECT FROM cur) AND (SELECT count(*) FROM ` + q + `) < $10
+			RETURNING 1
+		) SELECT EXISTS (SELECT FROM ins), EXISTS (SELECT FROM cur),
+			coalesce((SELECT bool_and(coalesce(content_sha256 = $9::bytea, false)) FROM cur), false)`,
+		// Take and Delete delete the row and leave its marker, in one
+		// statement: of concurrent DELETEs of one row, one deletes it.
+		takeSQL: `WITH gone AS (
+			DELETE FROM ` + q + ` WHERE id = $1 RETURNING id, approval, input, salt, fingerprint, stdin_sha256, content_sha256, expires_at
+		), marker AS (` + markSQL(spent) + `)
+		SELECT approval, input, salt, fingerprint, stdin_sha256 FROM gone`,
+		deleteSQL: `WITH gone AS (
+			DELETE FROM ` + q + ` WHERE id = $1 RETURNING id, approval, content_sha256, expires_at
+		), marker AS (` + markSQL(spent) + `)
+		SELECT approval->>'expiresAt' FROM gone`,
+		countSQL: `SELECT count(*) FROM ` + q,
 	}, nil
+}
+
+// markSQL inserts the marker of the row a CTE named gone deleted. A
+// marker that is there already (left by a row that a writer other than
+// Save put back under a spent ID) stays as it is: the ID is spent either
+// way.
+func markSQL(spent string) string {
+	return `INSERT INTO ` + spent + ` (id, content_sha256, expires_at)
+			SELECT id, content_sha256, expires_at FROM gone ON CONFLICT (id) DO NOTHING`
 }
 
 // Save implements execgate.ApprovalStore. In one transaction, and one
 // round trip before the commit, it takes the table's Save lock, deletes
-// the records that have expired by the store's clock, and inserts rec
-// unless the table still holds Capacity records, in which case it returns
-// execgate.ErrStoreFull and evicts nothing. A record whose ID is already
-// stored gives execgate.ErrDuplicateID. The lock serializes Saves on the
-// table, across processes too, so concurrent Saves never overshoot
-// Capacity; Take and Delete do not wait for it.
+// the records that have expired by the store's clock (and the markers of
+// consumed records ConsumedRetention after their expiry), and inserts rec
+// unless the table still holds Capacity pending records, in which case it
+// returns execgate.ErrStoreFull and evicts nothing. The lock serializes
+// Saves on the table, across processes too, so concurrent Saves never
+// overshoot Capacity; Take and Delete do not wait for it.
+//
+// Save is idempotent by ID: if rec's ID is already there, pending or in
+// the marker a Take or Delete left, Save stores nothing and returns nil
+// when it holds this very record (the same envelope, input, salt and
+// hashes, compared by a SHA-256 of them), and execgate.ErrDuplicateID
+// when it holds another. So a Save whose outcome
+// was unknown can be retried with the same record: the retry stores it
+// if the first attempt did not, finds it if it did, and never makes a
+// record that was taken or deleted pending again.
+//
+// Any other error is a *StateError saying whether rec may have been
+// stored: NotApplied for a failure before the COMMIT was sent (the
+// transaction cannot commit then) or a COMMIT the database refused,
+// MaybeApplied for a COMMIT whose answer was lost.
 func (s *Store) Save(ctx context.Context, rec execgate.Record) error {
+	id := rec.Approval.ID
 	ap, err := json.Marshal(rec.Approval)
 	if err != nil {
-		return fmt.Errorf("pgstore: encoding approval %s: %w", rec.Approval.ID, err)
+		return &StateError{Op: OpSave, ID: id, State: NotApplied, Err: err, step: "encoding the approval"}
 	}
 	// The columns are NOT NULL; an empty input or salt comes back as nil.
 	input := append([]byte{}, rec.Input...)
 	salt := append([]byte{}, rec.Salt...)
-	var inserted int64
+	sum := contentSHA256(id, ap, input, salt, rec.Fingerprint, rec.StdinSHA256)
+	now := floorMicro(s.now())
+
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return acquireFailed(OpSave, id, err)
+	}
+	defer conn.Release()
+	var inserted, found, same bool
 	b := &pgx.Batch{}
-	// READ COMMITTED whatever the database's default, so that the count
-	// below sees every Save that committed while this one waited for the
-	// lock.
+	// READ COMMITTED whatever the database's default, so that the
+	// statements below see every Save that committed while this one
+	// waited for the lock.
 	b.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	b.Queue(s.lockSQL, lockClass, s.table.quoted)
-	b.Queue(s.pruneSQL, floorMicro(s.now()))
-	b.Queue(s.insertSQL, rec.Approval.ID, ap, input, salt, rec.Fingerprint, rec.StdinSHA256,
-		rec.Approval.Digest, ceilMicro(rec.Approval.ExpiresAt), s.capacity,
-	).Exec(func(tag pgconn.CommandTag) error {
-		inserted = tag.RowsAffected()
-		return nil
+	b.Queue(s.pruneSQL, now, now.Add(-ConsumedRetention))
+	b.Queue(s.saveSQL, id, ap, input, salt, rec.Fingerprint, rec.StdinSHA256,
+		rec.Approval.Digest, ceilMicro(rec.Approval.ExpiresAt), sum, s.capacity,
+	).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&inserted, &found, &same)
 	})
-	br := s.pool.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	tx := br.Tx()
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
+	defer func() { // a no-op after Commit
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		_ = tx.Rollback(rctx)
+	}()
 	if err := br.Close(); err != nil {
-		if isCode(err, "23505") { // unique_violation
+		if isCode(err, "23505") { // unique_violation: a row added without the lock
 			return execgate.ErrDuplicateID
 		}
-		return fmt.Errorf("pgstore: saving approval %s: %w", rec.Approval.ID, err)
+		// The COMMIT was not sent, so the transaction did not commit:
+		// the server rolls it back, when the rollback above does not
+		// reach it, as soon as it sees the connection gone.
+		return &StateError{Op: OpSave, ID: id, State: NotApplied, Err: err, step: "before the COMMIT was sent"}
+	}
+	var outcome error
+	switch {
+	case found && !same:
+		outcome = execgate.ErrDuplicateID
+	case found:
+		outcome = nil // this very record, stored before
+	case !inserted:
+		outcome = execgate.ErrStoreFull
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("pgstore: saving approval %s: %w", rec.Approval.ID, err)
+		if !inserted {
+			// Only the prune was left to commit; what there is to know
+			// about rec was known before the COMMIT.
+			return outcome
+		}
+		return failure(OpSave, id, "committing", err)
 	}
-	if inserted == 0 {
-		return execgate.ErrStoreFull
+	return outcome
+}
+
+// contentSHA256 is the SHA-256 of everything Save stores for a record, each
+// field prefixed with its length. Save stores it with the record, Take and
+// Delete keep it in the record's marker, and a retried Save compares it
+// with the row or marker it finds.
+func contentSHA256(id string, approval, input, salt []byte, fingerprint, stdinSHA256 string) []byte {
+	h := sha256.New()
+	h.Write([]byte("execgate pgstore record v1\x00"))
+	for _, f := range [][]byte{[]byte(id), approval, input, salt, []byte(fingerprint), []byte(stdinSHA256)} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
+		h.Write(n[:])
+		h.Write(f)
 	}
-	return nil
+	return h.Sum(nil)
 }
 
 // Take implements execgate.ApprovalStore with one statement,
-// DELETE ... WHERE id = $1 RETURNING ..., so that of any number of
-// concurrent Takes and Deletes of one ID, in any number of processes, at
-// most one gets the row. It returns execgate.ErrNoRecord if there is no
-// such row.
+// DELETE ... WHERE id = $1 RETURNING ..., that also leaves the record's
+// marker (its ID, content hash and expiry) in the marker table, so that
+// of any number of concurrent Takes and Deletes of one ID, in any number
+// of processes, at most one gets the record. It returns
+// execgate.ErrNoRecord if there is no pending record with that ID. The
+// marker keeps a retried Save from storing the record again (see Save)
+// until ConsumedRetention after its expiry.
 //
-// A record that has expired is deleted and returned all the same, with
+// A record that has expired is consumed and returned all the same, with
 // its exact ExpiresAt, so that the Executor, which checks expiry again
 // with its own clock, refuses it as expired rather than unknown. Code that
 // calls Take itself must check ExpiresAt.
+//
+// Any other error is a *StateError: NotApplied when the statement did not
+// run (no connection, a context done before sending, an error from the
+// database), MaybeApplied when it was sent and its answer was lost, in
+// which case the record may be consumed without having been returned,
+// and Applied when the record was consumed but its stored envelope could
+// not be read. A record is returned only once the database has confirmed
+// the statement, so it can never be both returned and left pending.
 func (s *Store) Take(ctx context.Context, id string) (execgate.Record, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return execgate.Record{}, acquireFailed(OpTake, id, err)
+	}
+	defer conn.Release()
 	var ap, input, salt []byte
 	var rec execgate.Record
-	err := retrySerialization(func() error {
-		return s.pool.QueryRow(ctx, s.takeSQL, id).Scan(&ap, &input, &salt, &rec.Fingerprint, &rec.StdinSHA256)
+	err = retrySerialization(func() error {
+		return conn.QueryRow(ctx, s.takeSQL, id).Scan(&ap, &input, &salt, &rec.Fingerprint, &rec.StdinSHA256)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return execgate.Record{}, execgate.ErrNoRecord
 	}
 	if err != nil {
-		return execgate.Record{}, fmt.Errorf("pgstore: taking approval %s: %w", id, err)
+		return execgate.Record{}, failure(OpTake, id, "taking the record", err)
 	}
 	if len(input) > 0 {
 		rec.Input = input
@@ -177,43 +311,52 @@ func (s *Store) Take(ctx context.Context, id string) (execgate.Record, error) {
 	}
 	// The record is consumed from here on, whatever follows.
 	if err := json.Unmarshal(ap, &rec.Approval); err != nil {
-		return execgate.Record{}, fmt.Errorf("pgstore: approval %s: stored envelope refused: %w", id, err)
+		return execgate.Record{}, &StateError{Op: OpTake, ID: id, State: Applied, Err: err, step: "the stored envelope is refused"}
 	}
 	if rec.Approval.ID != id {
-		return execgate.Record{}, fmt.Errorf("pgstore: approval %s: stored envelope names another ID", id)
+		return execgate.Record{}, &StateError{Op: OpTake, ID: id, State: Applied, step: "the stored envelope names another ID"}
 	}
 	return rec, nil
 }
 
-// Delete implements execgate.ApprovalStore with one DELETE statement. It
-// reports whether the row it removed was pending: false for an unknown
-// ID, a record already taken or deleted, or one whose ExpiresAt is not
-// after the store's clock (the exact, nanosecond ExpiresAt of the stored
-// approval, not the rounded column).
+// Delete implements execgate.ApprovalStore with one statement that
+// deletes the row and leaves its marker, as Take does. It reports whether
+// the record it removed was pending: false for an unknown ID, a record
+// already taken or deleted, or one whose ExpiresAt is not after the
+// store's clock (the exact, nanosecond ExpiresAt of the stored approval,
+// not the rounded column). Its errors are *StateErrors, as Take's are.
 func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, acquireFailed(OpDelete, id, err)
+	}
+	defer conn.Release()
 	var exp string
-	err := retrySerialization(func() error {
-		return s.pool.QueryRow(ctx, s.deleteSQL, id).Scan(&exp)
+	err = retrySerialization(func() error {
+		return conn.QueryRow(ctx, s.deleteSQL, id).Scan(&exp)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("pgstore: deleting approval %s: %w", id, err)
+		return false, failure(OpDelete, id, "deleting the record", err)
 	}
 	at, err := time.Parse(time.RFC3339Nano, exp)
 	if err != nil {
-		return false, fmt.Errorf("pgstore: approval %s was deleted, but its stored expiry %q is unreadable: %w", id, exp, err)
+		return false, &StateError{Op: OpDelete, ID: id, State: Applied, Err: err, step: "the stored expiry is unreadable"}
 	}
 	return s.now().Before(at), nil
 }
 
-// Prune deletes the records that have expired by the store's clock and
-// reports how many it deleted. Save prunes by itself whenever it runs, so
-// calling Prune is never needed for correctness; it is there for callers
-// who want the table kept small between Saves, on a schedule of their own.
+// Prune deletes the records that have expired by the store's clock, and
+// the markers of consumed records ConsumedRetention after their expiry,
+// and reports how many records it deleted. Save prunes by itself whenever
+// it runs, so calling Prune is never needed for correctness; it is there
+// for callers who want the tables kept small between Saves, on a schedule
+// of their own.
 func (s *Store) Prune(ctx context.Context) (int64, error) {
-	tag, err := s.pool.Exec(ctx, s.pruneSQL, floorMicro(s.now()))
+	now := floorMicro(s.now())
+	tag, err := s.pool.Exec(ctx, s.pruneSQL, now, now.Add(-ConsumedRetention))
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: pruning %s: %w", s.table.quoted, err)
 	}
@@ -221,7 +364,8 @@ func (s *Store) Prune(ctx context.Context) (int64, error) {
 }
 
 // Len reports how many records the table holds, expired ones that have
-// not been pruned yet included.
+// not been pruned yet included. Markers of consumed records are not
+// records and are not counted.
 func (s *Store) Len(ctx context.Context) (int, error) {
 	var n int
 	if err := s.pool.QueryRow(ctx, s.countSQL).Scan(&n); err != nil {

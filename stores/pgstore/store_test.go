@@ -213,18 +213,27 @@ func TestCapacityAcrossStores(t *testing.T) {
 	}
 }
 
+// TestCanceledContext: a context canceled before the call sends nothing,
+// and the errors say the state is known (not stored, not taken, not
+// deleted) while still matching context.Canceled.
 func TestCanceledContext(t *testing.T) {
 	pool := newPool(t, nil)
 	s := newStore(t, pool, newTable(t), 0, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := record(time.Now().Add(time.Hour))
-	if err := s.Save(ctx, rec); !errors.Is(err, context.Canceled) {
-		t.Errorf("Save with a canceled context: %v", err)
+	wantNotApplied := func(op string, err error) {
+		t.Helper()
+		var se *pgstore.StateError
+		if !errors.Is(err, context.Canceled) || !errors.As(err, &se) || string(se.Op) != op || se.State != pgstore.NotApplied {
+			t.Errorf("%s with a canceled context: %v; want a NotApplied StateError matching context.Canceled", op, err)
+		}
 	}
-	if _, err := s.Take(ctx, rec.Approval.ID); !errors.Is(err, context.Canceled) {
-		t.Errorf("Take with a canceled context: %v", err)
-	}
+	wantNotApplied("Save", s.Save(ctx, rec))
+	_, err := s.Take(ctx, rec.Approval.ID)
+	wantNotApplied("Take", err)
+	_, err = s.Delete(ctx, rec.Approval.ID)
+	wantNotApplied("Delete", err)
 	if err := s.Save(context.Background(), rec); err != nil {
 		t.Fatalf("the pool did not recover: %v", err)
 	}

@@ -39,7 +39,7 @@ func TestProposeThenExecute(t *testing.T) {
 			return
 		}
 		defer pool.Close()
-		if _, err := pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()); err != nil {
+		if _, err := pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()+", "+pgx.Identifier{table + "_spent"}.Sanitize()); err != nil {
 			t.Error(err)
 		}
 	})
