@@ -127,6 +127,9 @@ func (r *reloader) reload() (int, error) {
 		_ = a.setServer(next.Server)
 	}
 	r.restartNeeded(serverOf(r.cur), serverOf(next))
+	if r.needTokens && len(serverOf(next).Approvers) == 0 {
+		r.log.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
+	}
 	r.cur = next
 	return len(next.Allowlist.Specs()), nil
 }
