@@ -8,7 +8,7 @@
 //
 // # Setup
 //
-// Create the table once, explicitly, with Migrate: at deployment, or at
+// Create the tables once, explicitly, with Migrate: at deployment, or at
 // startup with a role allowed to create tables. Nothing in this package
 // touches the database when it is imported. Then give every Executor that
 // shares approvals a Store on the same table (with Options.Now set to the
@@ -28,53 +28,91 @@
 // approvals are rows: they survive restarts of the processes, and of the
 // database as far as its durability settings go.
 //
-// # The table
+// # The tables
 //
 // Migrate runs, in one transaction (for the default table):
 //
 //	CREATE TABLE IF NOT EXISTS "execgate_approvals" (
-//		id           text        PRIMARY KEY,
-//		approval     json        NOT NULL,
-//		input        bytea       NOT NULL,
-//		salt         bytea       NOT NULL,
-//		fingerprint  text        NOT NULL,
-//		stdin_sha256 text        NOT NULL,
-//		digest       text        NOT NULL,
-//		expires_at   timestamptz NOT NULL
+//		id             text        PRIMARY KEY,
+//		approval       json        NOT NULL,
+//		input          bytea       NOT NULL,
+//		salt           bytea       NOT NULL,
+//		fingerprint    text        NOT NULL,
+//		stdin_sha256   text        NOT NULL,
+//		digest         text        NOT NULL,
+//		expires_at     timestamptz NOT NULL,
+//		content_sha256 bytea
 //	);
 //	CREATE INDEX IF NOT EXISTS "execgate_approvals_expires_at_idx"
 //		ON "execgate_approvals" (expires_at);
+//	CREATE TABLE IF NOT EXISTS "execgate_approvals_spent" (
+//		id             text        PRIMARY KEY,
+//		content_sha256 bytea,
+//		expires_at     timestamptz NOT NULL
+//	);
+//	CREATE INDEX IF NOT EXISTS "execgate_approvals_spent_exp_idx"
+//		ON "execgate_approvals_spent" (expires_at);
 //
-// A row is an execgate.Record as it is: approval is the Approval as
-// encoding/json writes it, and is what Take reads back, through Approval's
-// strict decoder; input holds the caller's input byte for byte; salt,
-// fingerprint and stdin_sha256 are the record's. digest repeats the
-// approval's digest and expires_at its ExpiresAt, for queries only. A row
-// holds no environment values: a Record has none. It does hold the
-// record's secret salt and the raw input, so the table belongs to the
-// trusted side: grant access to it only to the roles the executing and
-// proposing processes use, never to the approver's or the agent's. The
-// database should use the UTF8 encoding, as most do.
+// and, for a table made by the first version of this package, which had
+// no content_sha256 (New refuses such a table and says to run Migrate):
+//
+//	ALTER TABLE "execgate_approvals" ADD COLUMN IF NOT EXISTS content_sha256 bytea;
+//
+// A row of the first table is a pending execgate.Record as it is:
+// approval is the Approval as encoding/json writes it, and is what Take
+// reads back, through Approval's strict decoder; input holds the caller's
+// input byte for byte; salt, fingerprint and stdin_sha256 are the
+// record's. digest repeats the approval's digest and expires_at its
+// ExpiresAt, for queries only. content_sha256 is the SHA-256 of the
+// record as Save stored it (ID, approval, input, salt, fingerprint and
+// stdin hash, each prefixed with its length), which a retried Save
+// compares; rows saved before the column existed have none, and no Save
+// takes them for its own.
+//
+// A row of the second table, "_spent" appended to the first's name, is
+// the marker of a record that Take or Delete consumed: its ID, its
+// content_sha256 and its expiry, nothing else. Markers keep "executes at
+// most once" true when a Save is retried (see below).
+//
+// A row holds no environment values: a Record has none. The first table
+// does hold the record's secret salt and the raw input, so the tables
+// belong to the trusted side: grant access to them only to the roles the
+// executing and proposing processes use, never to the approver's or the
+// agent's. The database should use the UTF8 encoding, as most do.
 //
 // # The contract
 //
 // Store implements execgate.ApprovalStore for any number of processes:
 //
-//   - Single use. Take is one statement,
-//     DELETE FROM t WHERE id = $1 RETURNING ..., and so is Delete: of any
-//     number of concurrent Takes and Deletes of one ID, in any number of
-//     processes, at most one gets the row (exactly one, if it was there). An Execute whose Take reached
-//     the database has consumed the approval, even if the answer was lost
-//     on the way back.
+//   - Single use. Take is one statement, DELETE FROM t WHERE id = $1
+//     RETURNING ..., which in the same statement inserts the record's
+//     marker, and so is Delete: of any number of concurrent Takes and
+//     Deletes of one ID, in any number of processes, at most one gets
+//     the row (exactly one, if it was there). An Execute whose Take
+//     reached the database has consumed the approval, even if the answer
+//     was lost on the way back.
+//   - Idempotent Save. Save stores a record only if its ID is neither
+//     pending nor marked as consumed. Finding the same ID, it compares
+//     content hashes: the very same record gives nil (the retry of a
+//     Save that did store it), any other execgate.ErrDuplicateID. So a
+//     Save whose outcome is unknown can be retried with the same record,
+//     and the retry never makes a record pending again once an Execute
+//     took it or a Reject deleted it: it finds the marker and returns
+//     nil, and the record stays consumed. A marker is kept until
+//     ConsumedRetention (an hour) after the record's expiry, judged with
+//     the store's clock; a Save after that may store the record again,
+//     but it has been expired for that long, so an Executor refuses it
+//     as expired unless its clock is that far behind the store's.
 //   - Capacity. Save runs in one READ COMMITTED transaction: it takes a
 //     transaction-scoped advisory lock on the table (keys 1702389095 and the
-//     table's OID), deletes the expired rows, and inserts the record only
-//     if fewer than Capacity rows remain; otherwise it returns
-//     execgate.ErrStoreFull and evicts nothing. The lock serializes Saves
-//     on the table across processes, so they never overshoot; Take and
-//     Delete do not wait for it. There is no background goroutine: Save
-//     prunes, and Prune is there for callers who want to prune on a
-//     schedule of their own.
+//     table's OID), deletes the expired rows (and the markers past their
+//     retention), and inserts the record only if fewer than Capacity rows
+//     remain; otherwise it returns execgate.ErrStoreFull and evicts
+//     nothing. Markers do not count. The lock serializes Saves on the
+//     table across processes, so they never overshoot and no two of them
+//     add one ID; Take and Delete do not wait for it. There is no
+//     background goroutine: Save prunes, and Prune is there for callers
+//     who want to prune on a schedule of their own.
 //   - Expiry. Expiry is judged with the store's clock (Options.Now), never
 //     the database's, so pass the Executor's clock. Take deletes an expired
 //     row like any other and returns it, with its exact ExpiresAt, so that
@@ -95,7 +133,44 @@
 //     nothing.
 //
 // Several Stores share a table only if they agree on its Capacity: each
-// enforces its own.
+// enforces its own. Every process on a table should run the same version
+// of this package: one of the first version deletes records without
+// leaving markers.
+//
+// # Errors: what is known after a failure
+//
+// Save, Take and Delete return execgate.ErrDuplicateID,
+// execgate.ErrStoreFull and execgate.ErrNoRecord as the ApprovalStore
+// contract says, and every other error as a *StateError (match it with
+// errors.As; it unwraps to the pgx or context error). Its State says what
+// is known:
+//
+//   - NotApplied: nothing changed. No connection could be had, the
+//     context was done before the request was sent, the database
+//     answered with an ERROR (the statement or the COMMIT rolled back),
+//     or, for Save, the connection failed before its COMMIT was sent: its
+//     transaction can then never commit.
+//   - MaybeApplied: the request was sent, or may have been, and its answer
+//     was lost: a connection cut or a timeout while waiting for the
+//     reply, a FATAL error. For Save this happens only at the COMMIT;
+//     retry Save with the same record, which stores it, or finds it, or
+//     finds its marker. For Take the approval may be consumed without
+//     having been returned (it will then never run); Execute it again: it
+//     runs if the first Take did not reach the database, and is refused
+//     as unknown if it did. For Delete, retry Reject.
+//   - Applied: Take consumed the record but its stored envelope was
+//     unreadable, or Delete removed it but could not read its expiry. It
+//     can never run.
+//
+// The messages say the same in words ("may have been stored", "not
+// taken"), with what failed and what to do; they name the approval's ID
+// and never hold its input, salt or hashes.
+//
+// execgate.Executor.Propose returns the store's error and no Approval, so
+// after a MaybeApplied Save through Propose the record, if it was stored,
+// stays pending, unreachable, until it expires, counting against
+// Capacity. To retry instead, wrap the Store in an ApprovalStore of your
+// own whose Save retries on MaybeApplied (see the StateError example).
 //
 // # Testing
 //
@@ -103,5 +178,8 @@
 // run against the database named by EXECGATE_PG_DSN, creating and dropping
 // tables of their own; without it they are skipped, and under CI=true they
 // fail. The repository's .ci/run shows how to start a throwaway PostgreSQL
-// for them.
+// for them. The tests of failures relay their connections through a proxy
+// on 127.0.0.1 that reads the protocol to cut or stall a connection at an
+// exact message, so they need a database that accepts connections without
+// TLS, as .ci/run's does; with a DSN that requires TLS they are skipped.
 package pgstore
