@@ -270,7 +270,8 @@ func TestChain_Golden(t *testing.T) {
 	c := audit.NewChain(&buf, audit.ChainOptions{})
 	intent := func(ev execgate.Event) execgate.Event {
 		ev.Phase = execgate.PhaseIntent
-		ev.Termination, ev.ExitCode, ev.Duration, ev.StdoutDropped = "", 0, 0, 0
+		ev.Termination, ev.ExitCode, ev.Signal, ev.PID, ev.Duration = "", 0, "", 0, 0
+		ev.StdoutDropped, ev.StderrDropped, ev.Unconfined = 0, 0, nil
 		return ev
 	}
 	outcome := func(ev execgate.Event) execgate.Event {
@@ -278,9 +279,10 @@ func TestChain_Golden(t *testing.T) {
 		return ev
 	}
 	execute := execgate.Event{Op: execgate.OpExecute, TraceID: "0197a0b0-0000-7000-8000-0000000000dd", Time: time.Date(2026, 11, 30, 12, 3, 0, 0, time.UTC),
-		Name: "kubectl.apply", Command: "/usr/bin/kubectl", ArgsSHA256: strings.Repeat("2c", 32), StdinBytes: 512,
+		Principal: "agent-7", Approver: "carol", Name: "kubectl.apply", Command: "/usr/bin/kubectl", ArgsSHA256: strings.Repeat("2c", 32), StdinBytes: 512,
 		EnvKeys: []string{"KUBECONFIG"}, Decision: execgate.ActionAllow, Rule: "ops", Grant: "oncall", ApprovalID: "0197a0b0-0000-7000-8000-0000000000cc",
-		Termination: execgate.TerminationTimeout, ExitCode: -1, Duration: 30 * time.Second, StdoutDropped: 4096}
+		Termination: execgate.TerminationTimeout, ExitCode: -1, Signal: "SIGKILL", PID: 4242, Duration: 30 * time.Second,
+		StdoutDropped: 4096, StderrDropped: 12, Unconfined: []string{"network"}}
 	echo := execgate.Event{Op: execgate.OpRun, TraceID: "0197a0b0-0000-7000-8000-000000000100", Time: time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC),
 		Name: "echo.say", Command: "/bin/echo", Args: []string{"a<b>&c", "ünï\"code\\"}, ArgsSHA256: strings.Repeat("3d", 32),
 		Decision: execgate.ActionAllow, Termination: execgate.TerminationExit, ExitCode: 0, Duration: time.Millisecond}
@@ -301,6 +303,11 @@ func TestChain_Golden(t *testing.T) {
 			ApprovalID: "0197a0b0-0000-7000-8000-0000000000ff", Rejected: true}),
 		intent(echo),
 		outcome(echo),
+		outcome(execgate.Event{Op: execgate.OpRequest, TraceID: "0197a0b0-0000-7000-8000-000000000101", Time: time.Date(2026, 11, 30, 12, 6, 0, 0, time.UTC),
+			Name: "git.log", Route: "POST /v1/tools/git.log", Error: execgate.ErrorKindUnauthenticated, Reason: "bad token"}),
+		// The gate stopped while this one ran: an intent and no outcome.
+		intent(execgate.Event{Op: execgate.OpRun, TraceID: "0197a0b0-0000-7000-8000-000000000102", Time: time.Date(2026, 11, 30, 12, 7, 0, 0, time.UTC),
+			Principal: "agent-7", Name: "vault.read", Command: "/usr/bin/vault", ArgsWithheld: true, ArgsSHA256: strings.Repeat("4e", 32), Decision: execgate.ActionAllow}),
 	}
 	for _, ev := range evs {
 		require.NoError(t, c.Audit(context.Background(), ev))
@@ -322,6 +329,46 @@ func TestChain_Golden(t *testing.T) {
 		e.Time = evs[i].Time
 		assert.Equal(t, evs[i], e.Event)
 	}
+
+	rep, err := audit.VerifyReport(bytes.NewReader(want))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), rep.Intents)
+	assert.Equal(t, uint64(7), rep.Outcomes)
+	require.Len(t, rep.Unfinished, 1)
+	assert.Equal(t, "seq 11: run vault.read by agent-7 at 2026-11-30T12:07:00Z, trace 0197a0b0-0000-7000-8000-000000000102: started, no outcome recorded",
+		rep.Unfinished[0].String())
+}
+
+// A trail a Chain wrote before Events had a phase still verifies, and
+// every entry in it reads as an outcome.
+func TestChain_OldTrailsVerify(t *testing.T) {
+	path := filepath.Join("testdata", "chain-v1.jsonl")
+	require.NoError(t, audit.VerifyFile(path))
+	for _, line := range readLines(t, path) {
+		assert.NotContains(t, string(line), `"phase"`)
+		assert.Empty(t, decode(t, line).Phase)
+	}
+	rep, err := verifyFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, audit.Report{Head: rep.Head, Outcomes: 6}, rep)
+
+	// A Chain goes on appending to it, with phases from then on.
+	dir := t.TempDir()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	copyPath := filepath.Join(dir, "audit.jsonl")
+	require.NoError(t, os.WriteFile(copyPath, data, 0o600))
+	c, err := audit.OpenChain(copyPath, audit.ChainOptions{})
+	require.NoError(t, err)
+	in, out := call(7)
+	require.NoError(t, c.Audit(context.Background(), in))
+	require.NoError(t, c.Audit(context.Background(), out))
+	require.NoError(t, c.Close())
+	rep, err = verifyFile(copyPath)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(8), rep.Head.Seq)
+	assert.Equal(t, uint64(1), rep.Intents)
+	assert.Empty(t, rep.Unfinished)
 }
 
 func TestChain_Resume(t *testing.T) {

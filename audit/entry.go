@@ -12,19 +12,34 @@ import (
 // Genesis is the prev of the first line of every chain: 64 zeros.
 const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// MaxLineBytes bounds one line of a chain file, newline excluded. A Chain
-// writes an entry that would be longer without its argv (see
-// Entry.ArgsOmitted), and Verify refuses a longer line.
+// MaxLineBytes bounds one line of a chain file, newline excluded. A
+// [Chain] writes an entry that would be longer without its argv (see
+// [Entry].ArgsOmitted), and [Verify] refuses a longer line.
 const MaxLineBytes = 16 << 20
 
-// Entry is one line of a chain file: an execgate.Event with its place in
+// Entry is one line of a chain file: an [execgate.Event] with its place in
 // the chain. Its JSON field names are stable and camelCase, in this order:
-// seq, prev, the Event's fields (op, traceId, time, principal, name,
-// command, args, argsSha256, stdinBytes, envKeys, decision, rule, grant,
-// approvalId, rejected, termination, exitCode, duration, stdoutDropped,
-// stderrDropped, error, reason; empty ones are left out except exitCode),
-// argsOmitted, and hash, which is always last. time is RFC 3339 with
-// nanoseconds; duration is integer nanoseconds.
+//
+//	seq, prev,
+//	op, phase, traceId, time, principal, approver, name, route, command,
+//	args, argsWithheld, argsSha256, stdinBytes, envKeys, decision, rule,
+//	grant, approvalId, rejected, termination, exitCode, signal, pid,
+//	duration, stdoutDropped, stderrDropped, unconfined, error, reason,
+//	argsOmitted, hash
+//
+// The fields from op to reason are the Event's. seq, prev, op, phase,
+// traceId, time, exitCode and hash are always present; the others are left
+// out when empty. hash is always last. time is RFC 3339 with nanoseconds;
+// duration is integer nanoseconds.
+//
+// phase is [execgate.PhaseIntent] for the entry a call that starts a
+// process leaves just before its start, and [execgate.PhaseOutcome] for
+// the entry of how a call ended (refused, proposed, rejected, or run);
+// both have the call's traceId, which is how [VerifyReport] pairs them. An
+// intent has no termination, exitCode 0 and no duration. A line without
+// phase, as a Chain wrote before Events had one, or with an empty phase,
+// is an outcome. route is set for [execgate.OpRequest] entries, the
+// refusals a server made before the gate.
 //
 // An Entry never holds stdin or environment values, because an Event does
 // not: only stdinBytes and envKeys.
@@ -37,14 +52,14 @@ type Entry struct {
 	// and one more than the line before it after that.
 	Seq uint64 `json:"seq"`
 	// Prev is the lowercase hex SHA-256 of the previous line's bytes,
-	// without its newline, or Genesis on the first line.
+	// without its newline, or [Genesis] on the first line.
 	Prev string `json:"prev"`
 
 	execgate.Event
 
 	// ArgsOmitted reports that the argv was left out because the entry
-	// would otherwise have been longer than MaxLineBytes; ArgsSHA256 still
-	// identifies it.
+	// would otherwise have been longer than [MaxLineBytes]; ArgsSHA256
+	// still identifies it.
 	ArgsOmitted bool `json:"argsOmitted,omitempty"`
 	// Hash is the lowercase hex SHA-256 of the line's bytes up to, and not
 	// including, the comma before "hash". It ties every byte of the line,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/audit"
@@ -74,4 +75,35 @@ func ExampleOpenChain() {
 	// entries: 5
 	// verify: <nil>
 	// verify: audit: line 2: sequence: seq 3, want 2: a line is missing or out of order
+}
+
+// After a crash: the gate died while a process ran, so the trail holds
+// that call's intent and no outcome. The file still verifies, and
+// VerifyReport names the call.
+func ExampleVerifyReport() {
+	var trail bytes.Buffer
+	chain := audit.NewChain(&trail, audit.ChainOptions{})
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, ev := range []execgate.Event{
+		{Op: execgate.OpRun, Phase: execgate.PhaseIntent, TraceID: "0197a0b0-0000-7000-8000-000000000001", Time: at, Principal: "alice", Name: "git.log"},
+		{Op: execgate.OpRun, Phase: execgate.PhaseOutcome, TraceID: "0197a0b0-0000-7000-8000-000000000001", Time: at, Principal: "alice", Name: "git.log", Termination: execgate.TerminationExit},
+		{Op: execgate.OpRun, Phase: execgate.PhaseIntent, TraceID: "0197a0b0-0000-7000-8000-000000000002", Time: at.Add(time.Second), Principal: "alice", Name: "make.test"},
+		// ... and here the gate was killed.
+	} {
+		if err := chain.Audit(context.Background(), ev); err != nil {
+			panic(err)
+		}
+	}
+
+	rep, err := audit.VerifyReport(bytes.NewReader(trail.Bytes()))
+	fmt.Println("verify:", err)
+	fmt.Println("entries:", rep.Head.Seq, "intents:", rep.Intents)
+	for _, u := range rep.Unfinished {
+		fmt.Println(u)
+	}
+
+	// Output:
+	// verify: <nil>
+	// entries: 3 intents: 2
+	// seq 3: run make.test by alice at 2026-11-30T12:00:01Z, trace 0197a0b0-0000-7000-8000-000000000002: started, no outcome recorded
 }
