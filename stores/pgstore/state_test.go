@@ -334,6 +334,21 @@ func TestSaveNotStored(t *testing.T) {
 	}
 }
 
+// TestSaveOfUnencodableRecord: a record that cannot be encoded (an
+// expiry past year 9999, which JSON cannot hold) is refused before
+// anything is sent, and the error says it was not stored.
+func TestSaveOfUnencodableRecord(t *testing.T) {
+	table := newTable(t)
+	pool := newPool(t, nil)
+	s := newStore(t, pool, table, 0, nil)
+	rec := secretRecord()
+	rec.Approval.ExpiresAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	wantState(t, s.Save(context.Background(), rec), pgstore.OpSave, pgstore.NotApplied, &rec)
+	if p, c := rowsWithID(t, pool, table, rec.Approval.ID); p != 0 || c != 0 {
+		t.Errorf("%d pending rows and %d markers; want none", p, c)
+	}
+}
+
 // TestTakeStateIsReported: an Execute whose Take failed reports whether
 // the approval may have been consumed, never runs it, and a second
 // Execute runs it exactly when the first did not consume it; in no case
