@@ -46,6 +46,10 @@ const (
 	// trail is not ready, the approval store is full, or approvals could
 	// not be delivered.
 	KindUnavailable = "unavailable"
+	// KindBusy: a concurrency bound of the gate was reached
+	// (*execgate.BusyError); Reason is its scope, "executor" or
+	// "principal". The same call may be made again once one has ended.
+	KindBusy = "busy"
 	// KindInternal: an error this server does not show; it is logged.
 	KindInternal = "internal"
 )
@@ -59,8 +63,8 @@ type CallStatus struct {
 	// StatusNotApproved.
 	Status string `json:"status"`
 	// Kind says why a call was refused (StatusRefused only): KindNotFound,
-	// KindInvalidInput, KindPolicy, KindApproval, KindUnavailable or
-	// KindInternal.
+	// KindInvalidInput, KindPolicy, KindApproval, KindUnavailable, KindBusy
+	// or KindInternal.
 	Kind string `json:"kind,omitempty"`
 	// Message is the same text as the result's text content.
 	Message string `json:"message"`
@@ -71,7 +75,8 @@ type CallStatus struct {
 	// Action and Rule are the Policy's decision (KindPolicy only).
 	Action string `json:"action,omitempty"`
 	Rule   string `json:"rule,omitempty"`
-	// Reason is the approval error's reason (KindApproval only).
+	// Reason is the approval error's reason (KindApproval), or the
+	// concurrency bound's scope (KindBusy).
 	Reason string `json:"reason,omitempty"`
 	// Approval is the approval the status is about: the pending envelope
 	// (StatusPending), or the rejected one (StatusDeclined,
@@ -100,6 +105,7 @@ func (s *Server) refusal(err error) *mcp.CallToolResult {
 		pe *execgate.PolicyError
 		ae *execgate.ApprovalError
 		ue *execgate.AuditError
+		be *execgate.BusyError
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -115,6 +121,8 @@ func (s *Server) refusal(err error) *mcp.CallToolResult {
 		st.Kind, st.Reason = KindApproval, ae.Reason
 	case errors.As(err, &ue):
 		st.Kind = KindUnavailable
+	case errors.As(err, &be):
+		st.Kind, st.Name, st.Reason = KindBusy, be.Name, be.Scope
 	case errors.Is(err, execgate.ErrStoreFull):
 		st.Kind = KindUnavailable
 	default:
@@ -158,6 +166,9 @@ func resultText(r execgate.Result) string {
 	}
 	stream(&b, "stdout", r.Stdout, r.StdoutDropped)
 	stream(&b, "stderr", r.Stderr, r.StderrDropped)
+	if r.OutputIncomplete {
+		b.WriteString("[output may be incomplete: a process the command started still held its output open]\n")
+	}
 	return b.String()
 }
 
