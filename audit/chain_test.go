@@ -614,12 +614,14 @@ func TestChain_FailsClosed(t *testing.T) {
 			_, err = healthy.Execute(ctx, ap)
 			require.NoError(t, err, "the refused Execute did not burn the approval")
 
-			// Sticky: Audit refuses without writing.
+			// Still failing: Audit reports the cause again.
 			require.ErrorIs(t, c.Audit(ctx, event(9)), cause)
 		})
 	}
 
-	t.Run("no write after the failed one", func(t *testing.T) {
+	// A NewChain writer cannot be cut back: once part of an entry reached
+	// it, nothing more is written.
+	t.Run("no write after a torn one on a writer that cannot be cut", func(t *testing.T) {
 		w := &failWriter{ok: 2}
 		c := audit.NewChain(w, audit.ChainOptions{})
 		for i := range 5 {

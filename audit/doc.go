@@ -28,16 +28,21 @@
 //		Auditor:   audit.Multi(chain, audit.NewSlogSink(logger)),
 //	})
 //
-// # Fail closed
+// # Fail closed, recover without a restart
 //
-// Chain and SlogSink are execgate.ReadyAuditors. The Executor asks Ready
-// before it starts a process, stores an approval or takes one, and refuses
-// the call with an *execgate.AuditError when an Auditor is not ready
-// (unless Config.AuditFailOpen is set). A Chain that failed to write or
-// sync an entry stays failed: every later call is refused, rather than
-// run without a record, until it is replaced. The call whose entry failed
-// had already run; its Result is returned as usual. Refusals do not need
-// Ready and are still handed to every Auditor.
+// Chain and SlogSink are [execgate.ReadyAuditor]s. When a Chain cannot
+// write or sync an entry (a full disk, an I/O error), Audit returns the
+// error, so the call whose intent it was is refused, and the file is cut
+// back to the end of its last whole entry. From then on Ready reports the
+// failure, and the Executor refuses every call that needs a record (a
+// process to start, an approval to store or take) with an
+// *[execgate.AuditError] instead of running it unrecorded. Ready writes
+// nothing; the Executor still hands each refusal to the Auditor, and that
+// Audit is a new attempt: once the disk has space again, the first of them
+// is written, the failure clears, and calls run again. The call whose
+// outcome could not be written had already run; its Result is returned as
+// usual, and its intent stays unfinished in the trail. A SlogSink whose
+// handler fails behaves the same way.
 //
 // # The chain file
 //
