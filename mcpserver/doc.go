@@ -59,7 +59,8 @@
 // Executor cuts every requested name. The name is not handed to
 // Executor.Run: a name the Executor would serve but this server does not
 // list (a dispatcher's "git.status") is refused too, and must be called
-// through the listed tool.
+// through the listed tool. Server.StdioTransport records each line it
+// refuses the same way, with Route "mcp stdio" and Error "request".
 //
 // # Dispatcher tools
 //

@@ -78,10 +78,37 @@ func StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 	return &lineTransport{r: r, w: w}
 }
 
+// StdioTransport returns a transport like the package's StdioTransport
+// that also records each line it refuses in the audit trail of the
+// Server's Executor, with execgate.Executor.RecordRefusal: an Event with
+// Op "request", Route "mcp stdio", Error "request", the Server's
+// principal, and the JSON-RPC error code as the reason. Nothing of the
+// line itself is recorded.
+func (s *Server) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
+	return &lineTransport{r: r, w: w, onBad: func(code int, long bool) {
+		reason := "invalid request"
+		switch {
+		case long:
+			reason = "line too long"
+		case code == jsonrpc.CodeParseError:
+			reason = "parse error"
+		}
+		ctx := execgate.WithPrincipal(context.Background(), s.opts.Principal)
+		ref := execgate.Refusal{Route: stdioRoute, Kind: execgate.ErrorKindRequest, Reason: fmt.Sprintf("%s (JSON-RPC %d)", reason, code)}
+		if err := s.x.RecordRefusal(ctx, ref); err != nil {
+			s.opts.Logger.Error("mcpserver: a refused line could not be recorded in the audit trail", "error", err)
+		}
+	}}
+}
+
+// stdioRoute is the Route of the audit record of a refused stdio line.
+const stdioRoute = "mcp stdio"
+
 // lineTransport is the Transport of StdioTransport.
 type lineTransport struct {
 	r         io.Reader
 	w         io.Writer
+	onBad     func(code int, long bool) // nil: refused lines are not reported
 	connected atomic.Bool
 }
 
@@ -93,6 +120,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &lineConn{
 		r:      t.r,
 		w:      t.w,
+		onBad:  t.onBad,
 		frames: make(chan frameOrErr),
 		closed: make(chan struct{}),
 	}
@@ -109,7 +137,8 @@ type frameOrErr struct {
 
 // lineConn is the mcp.Connection of a lineTransport.
 type lineConn struct {
-	r io.Reader
+	r     io.Reader
+	onBad func(code int, long bool)
 
 	writeMu sync.Mutex // one whole line at a time
 	w       io.Writer
@@ -140,6 +169,9 @@ func (c *lineConn) readLoop(lr *lineReader) {
 		if bad != nil {
 			if werr := c.writeLine(bad.encode()); werr != nil && err == nil {
 				err = werr
+			}
+			if c.onBad != nil {
+				c.onBad(bad.code, long != nil)
 			}
 		}
 		if msg != nil && !c.deliver(frameOrErr{msg: msg}) {

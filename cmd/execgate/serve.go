@@ -207,7 +207,7 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 		httpDone <- nil
 	}
 	fmt.Fprintf(c.stderr, "execgate: serving %d tools over MCP on stdio as principal %q\n", len(g.loaded.Allowlist.Specs()), principal)
-	err = ms.Run(ctx, mcpserver.StdioTransport(c.stdin, c.stdout))
+	err = ms.Run(ctx, ms.StdioTransport(c.stdin, c.stdout))
 	cancel()
 	herr := <-httpDone
 	switch {

@@ -211,7 +211,14 @@ func TestE2E_StdioBadFramesGetJSONRPCErrors(t *testing.T) {
 	b, err := os.ReadFile(trail)
 	require.NoError(t, err)
 	var found bool
+	badLines := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(line, `"route":"mcp stdio"`) {
+			badLines++
+			assert.Contains(t, line, `"error":"request"`)
+			assert.Contains(t, line, `"principal":"local-agent"`)
+			assert.NotContains(t, line, "hello", "nothing of a refused line is recorded")
+		}
 		if strings.Contains(line, `"name":"rm.run"`) {
 			found = true
 			assert.Contains(t, line, `"error":"not_found"`)
@@ -220,4 +227,5 @@ func TestE2E_StdioBadFramesGetJSONRPCErrors(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "the refusal of rm.run is in the trail:\n%s", b)
+	assert.Equal(t, 11, badLines, "every refused line is in the trail:\n%s", b)
 }
