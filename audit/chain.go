@@ -3,11 +3,13 @@ package audit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/execgate/execgate"
@@ -59,7 +61,8 @@ type ChainOptions struct {
 // an entry that may not be on the disk), so the file never ends in a
 // partial or unacknowledged entry, and Head stays at the last entry that
 // was recorded. If the cut itself fails, the Chain remembers it and cuts
-// before it writes anything else.
+// before it writes anything else; if the process dies first, OpenChain
+// cuts the torn line when it opens the file again.
 //
 // From the failure on, Ready returns the error, so an Executor refuses
 // the calls that need a record (a process to start, an approval to store
@@ -93,6 +96,8 @@ type Chain struct {
 	err    error // the last failure; nil again once an entry is recorded
 	broken error // a failure that cannot be undone: Audit refuses for good
 	closed bool
+
+	recovery Recovery
 }
 
 var _ execgate.ReadyAuditor = (*Chain)(nil)
@@ -108,13 +113,46 @@ type chainFile interface {
 	Close() error
 }
 
+// Recovery is what OpenChain found at the end of an existing chain file
+// and did about it (see [Chain.Recovery]).
+type Recovery struct {
+	// TornBytes is the number of bytes OpenChain cut from the end of the
+	// file: a last line that a crash or a full disk left unfinished. It is
+	// 0 when the file ended with a whole entry. Without
+	// [ChainOptions].NoSync, no Audit had returned nil for those bytes:
+	// the call whose entry they began was refused, or the gate died while
+	// writing it. With NoSync they may also be an entry whose Audit had
+	// returned before a crash lost part of it.
+	TornBytes int64 `json:"tornBytes"`
+	// Torn holds the bytes that were cut, for whoever wants to keep them.
+	Torn []byte `json:"torn,omitempty"`
+	// Unfinished lists the intents in the file that no outcome follows
+	// (see [Unfinished]): calls that a previous gate started and whose end
+	// it did not record. It is nil with [ChainOptions].TailOnly, which
+	// does not read the whole file; use [VerifyReport] then.
+	Unfinished []Unfinished `json:"unfinished,omitempty"`
+}
+
 // OpenChain opens the chain file at path for appending, creating it if it
 // does not exist. An existing file is verified first, as [Verify] does
-// (only its last line with opts.TailOnly), and the Chain continues it from
-// its last line. A file that fails verification is refused with a
-// *[VerifyError] and left as it is: a Chain never extends a broken chain
-// or repairs one, since either would hide what happened to it. Move the
-// file aside to start a new chain.
+// (only its last whole line with opts.TailOnly), and the Chain continues
+// it from its last entry.
+//
+// A torn last line, the trace of a crash or a full disk in the middle of
+// a write, is cut off, so that a restarted server can go on appending
+// without a person's help: a last line without a newline, or whose
+// newline ends a line that is not JSON at all. It is cut only if it is no
+// longer than one entry can be, and only if a whole entry precedes it or
+// it looks like the start of one (it begins, after any NUL bytes a crash
+// can leave, with what an entry begins with), so that a file that is not
+// a chain is never cut. [Chain.Recovery] reports how many bytes were cut,
+// and which calls the file holds an intent and no outcome for.
+//
+// Any other damage is refused with a *[VerifyError] and the file is left
+// as it is: a broken line before the last, a last line that is JSON but
+// not a valid entry, a sequence or chain break. A Chain never extends a
+// broken chain or repairs one, since either would hide what happened to
+// it. Move the file aside to start a new chain.
 func OpenChain(path string, opts ChainOptions) (*Chain, error) {
 	perm := opts.Perm
 	if perm == 0 {
@@ -141,23 +179,48 @@ func OpenChain(path string, opts ChainOptions) (*Chain, error) {
 }
 
 // openChain continues the chain in f, which is open for appending: it
-// verifies f and returns the Chain.
+// verifies f, cuts a torn last line, and returns the Chain.
 func openChain(f chainFile, opts ChainOptions) (*Chain, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	size := st.Size()
-	var head Head
+	keep, err := wholeEnd(f, size)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		head Head
+		rec  Recovery
+	)
 	if opts.TailOnly {
-		head, err = tailHead(f, size)
+		head, err = tailHead(f, keep)
 	} else {
-		head, err = VerifyHead(io.NewSectionReader(f, 0, size))
+		var rep Report
+		rep, err = VerifyReport(io.NewSectionReader(f, 0, keep))
+		head, rec.Unfinished = rep.Head, rep.Unfinished
 	}
 	if err != nil {
 		return nil, err
 	}
-	c := &Chain{w: f, file: f, closer: f, head: head, off: size}
+	if keep < size {
+		// Everything before the torn line verified: cut it.
+		torn := make([]byte, size-keep)
+		if _, err := f.ReadAt(torn, keep); err != nil {
+			return nil, fmt.Errorf("reading the torn last line: %w", err)
+		}
+		if err := f.Truncate(keep); err != nil {
+			return nil, fmt.Errorf("cutting the torn last line: %w", err)
+		}
+		if !opts.NoSync {
+			if err := f.Sync(); err != nil {
+				return nil, fmt.Errorf("cutting the torn last line: %w", err)
+			}
+		}
+		rec.TornBytes, rec.Torn = size-keep, torn
+	}
+	c := &Chain{w: f, file: f, closer: f, head: head, off: keep, recovery: rec}
 	if !opts.NoSync {
 		c.sync = f.Sync
 	}
@@ -292,6 +355,19 @@ func (c *Chain) Head() Head {
 	return c.head
 }
 
+// Recovery returns what OpenChain found and did when it opened the file:
+// the bytes of a torn last line it cut, and the intents without an
+// outcome that the file held. A server should log it when TornBytes is
+// not 0 or Unfinished is not empty. It is the zero Recovery for NewChain.
+func (c *Chain) Recovery() Recovery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.recovery
+	r.Torn = slices.Clone(r.Torn)
+	r.Unfinished = slices.Clone(r.Unfinished)
+	return r
+}
+
 // Close stops the Chain and, for OpenChain, closes its file and releases
 // its lock. A failed write that could not be cut from the file yet is cut
 // first. Later calls to Audit and Ready return ErrClosed. Closing a closed
@@ -313,6 +389,39 @@ func (c *Chain) Close() error {
 		errs = append(errs, c.closer.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// wholeEnd returns the size of the file of the given size without a torn
+// last line: the offset just after the newline of the line before it. It
+// returns size when there is nothing to cut, or nothing that may be cut;
+// verifying what it keeps then reports the problem.
+func wholeEnd(r io.ReaderAt, size int64) (int64, error) {
+	if size == 0 {
+		return 0, nil
+	}
+	last := make([]byte, 1)
+	if _, err := r.ReadAt(last, size-1); err != nil {
+		return 0, err
+	}
+	end := size // the torn line, if any, is [start, size)
+	if last[0] == '\n' {
+		end = size - 1
+	}
+	start, ok, err := lineStart(r, end)
+	if err != nil || !ok {
+		return size, err // longer than one entry: not one torn write
+	}
+	tail := make([]byte, size-start)
+	if _, err := r.ReadAt(tail, start); err != nil {
+		return 0, err
+	}
+	if last[0] == '\n' && json.Valid(tail[:len(tail)-1]) {
+		return size, nil // a whole line; verifying it says if it is an entry
+	}
+	if start == 0 && !entryStart(tail) {
+		return size, nil // no whole entry before it, and not the start of one
+	}
+	return start, nil
 }
 
 // lineStart returns the offset of the first byte of the line that ends at
@@ -338,6 +447,18 @@ func lineStart(r io.ReaderAt, end int64) (start int64, ok bool, err error) {
 	}
 	return 0, end <= MaxLineBytes, nil
 }
+
+// entryStart reports whether a torn line could be the start of the first
+// entry of a chain: after any NUL bytes (what a crash can leave where data
+// was not written yet), it is empty, a prefix of what every entry begins
+// with, or begins with that.
+func entryStart(tail []byte) bool {
+	rest := bytes.TrimSuffix(bytes.TrimLeft(tail, "\x00"), []byte("\n"))
+	return bytes.HasPrefix(rest, entryPrefix) || bytes.HasPrefix(entryPrefix, rest)
+}
+
+// entryPrefix is how every line a Chain writes begins.
+var entryPrefix = []byte(`{"seq":`)
 
 // tailHead checks the last line of the first size bytes of a chain file
 // and returns its Head. Errors found in the line are *VerifyError with

@@ -412,11 +412,18 @@ func TestChain_Resume(t *testing.T) {
 	}
 }
 
-// OpenChain refuses to extend a broken file, and leaves it as it is.
-func TestChain_ResumeRefusesBrokenFile(t *testing.T) {
+// OpenChain refuses to extend a broken file, and leaves it as it is: only
+// a torn last line is what a crash leaves (see
+// TestInvariant11_RecordIsTrue_RestartCutsATornLastLine); everything else
+// is damage a restart must not hide.
+func TestInvariant11_RecordIsTrue_RestartRefusesDamage(t *testing.T) {
 	lines := chainBytes(t, 4)
 	edited := bytes.Clone(lines[1])
 	edited[len(edited)/2] ^= 1
+	// The last line, edited so that it is still JSON: not a torn write.
+	editedLast := bytes.Replace(lines[3], []byte(`"alice"`), []byte(`"alicf"`), 1)
+	require.True(t, json.Valid(editedLast))
+	huge := bytes.Repeat([]byte("x"), audit.MaxLineBytes+2)
 	tests := []struct {
 		name     string
 		file     []byte
@@ -425,14 +432,20 @@ func TestChain_ResumeRefusesBrokenFile(t *testing.T) {
 		problem  audit.Problem
 		tailOpen bool // TailOnly does not look at this line
 	}{
-		{"edited middle line", join(lines[0], edited, lines[2], lines[3]), audit.ChainOptions{}, 2, "", false},
-		{"edited middle line, tail only", join(lines[0], edited, lines[2], lines[3]), audit.ChainOptions{TailOnly: true}, 0, "", true},
-		{"deleted line", join(lines[0], lines[2], lines[3]), audit.ChainOptions{}, 2, audit.ProblemSequence, false},
-		{"truncated last line", join(lines...)[:len(join(lines...))-5], audit.ChainOptions{}, 4, audit.ProblemTruncated, false},
-		{"truncated last line, tail only", join(lines...)[:len(join(lines...))-5], audit.ChainOptions{TailOnly: true}, 0, audit.ProblemTruncated, false},
-		{"edited last line, tail only", join(lines[0], lines[1], lines[2], edited), audit.ChainOptions{TailOnly: true}, 0, "", false},
-		{"garbage, tail only", []byte("not json\n"), audit.ChainOptions{TailOnly: true}, 0, audit.ProblemBadJSON, false},
-		{"single line chained elsewhere, tail only", join(seal(t, audit.Entry{Seq: 1, Prev: strings.Repeat("f", 64), Event: event(1)})), audit.ChainOptions{TailOnly: true}, 0, audit.ProblemChain, false},
+		{"an edited middle line is refused", join(lines[0], edited, lines[2], lines[3]), audit.ChainOptions{}, 2, "", false},
+		{"TailOnly does not read the middle", join(lines[0], edited, lines[2], lines[3]), audit.ChainOptions{TailOnly: true}, 0, "", true},
+		{"a torn last line after an edited middle line is not cut either", append(join(lines[0], edited, lines[2]), lines[3][:50]...), audit.ChainOptions{}, 2, "", false},
+		{"a deleted line is refused", join(lines[0], lines[2], lines[3]), audit.ChainOptions{}, 2, audit.ProblemSequence, false},
+		{"a torn line after a deleted line is not cut", append(join(lines[0], lines[2]), lines[3][:50]...), audit.ChainOptions{}, 2, audit.ProblemSequence, false},
+		{"an edited last line that is still JSON is refused", join(lines[0], lines[1], lines[2], editedLast), audit.ChainOptions{}, 4, audit.ProblemHash, false},
+		{"an edited last line that is still JSON is refused, tail only", join(lines[0], lines[1], lines[2], editedLast), audit.ChainOptions{TailOnly: true}, 0, audit.ProblemHash, false},
+		{"a JSON line that is no entry is refused", join(append(lines, []byte("{}\n"))...), audit.ChainOptions{}, 5, audit.ProblemBadJSON, false},
+		{"a torn last line whose line before is broken, tail only", append(join(lines[0], lines[1], edited), lines[3][:50]...), audit.ChainOptions{TailOnly: true}, 0, "", false},
+		{"a last line longer than any entry is no torn write", append(join(lines...), huge...), audit.ChainOptions{}, 5, audit.ProblemTooLong, false},
+		{"a file that is not a chain is not cut, without a newline", []byte("hello, world"), audit.ChainOptions{}, 1, audit.ProblemTruncated, false},
+		{"a file that is not a chain is not cut, with a newline", []byte("not json\n"), audit.ChainOptions{}, 1, audit.ProblemBadJSON, false},
+		{"a file that is not a chain is not cut, tail only", []byte("not json\n"), audit.ChainOptions{TailOnly: true}, 0, audit.ProblemBadJSON, false},
+		{"a single line chained elsewhere, tail only", join(seal(t, audit.Entry{Seq: 1, Prev: strings.Repeat("f", 64), Event: event(1)})), audit.ChainOptions{TailOnly: true}, 0, audit.ProblemChain, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

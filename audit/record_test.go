@@ -25,7 +25,8 @@ import (
 // Invariant 11, the record is true, for the audit trail: a call's intent
 // is recorded before its process starts (no record, no start), its
 // outcome after; a failed write leaves the trail ending at its last whole
-// entry.
+// entry; a crash leaves an intent without an outcome, which Verify
+// reports, and a torn last line, which a restarted Chain cuts.
 
 // memChain returns a Chain on a memFile that already holds n entries.
 func memChain(t *testing.T, n int) (*audit.Chain, *memFile) {
@@ -361,6 +362,124 @@ func TestInvariant11_RecordIsTrue_RealFullDisk(t *testing.T) {
 	// refused) or the outcome of a call that had started (listed now).
 	assert.LessOrEqual(t, len(rep.Unfinished), 1)
 	c2, err := audit.OpenChain(path, audit.ChainOptions{})
-	require.NoError(t, err, "the file a full disk left opens again")
+	require.NoError(t, err)
+	assert.Zero(t, c2.Recovery().TornBytes)
 	require.NoError(t, c2.Close())
+}
+
+// A gate that dies while a process runs leaves its intent and no outcome:
+// the file still verifies, VerifyReport names the call, and a restarted
+// Chain reports it and goes on appending.
+func TestInvariant11_RecordIsTrue_CrashLeavesAnUnfinishedIntent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	c, err := audit.OpenChain(path, audit.ChainOptions{})
+	require.NoError(t, err)
+	defer c.Close()
+
+	// The ExecFn takes what the disk holds while the process runs: what a
+	// crash at that moment would leave.
+	var crashed []byte
+	a, err := execgate.NewAllowlist(spec("echo.say"))
+	require.NoError(t, err)
+	x, err := execgate.NewExecutor(execgate.Config{
+		Allowlist: a, Auditor: c,
+		ExecFn: func(context.Context, execgate.Invocation) execgate.Outcome {
+			crashed, err = os.ReadFile(path)
+			require.NoError(t, err)
+			return execgate.Outcome{}
+		},
+	})
+	require.NoError(t, err)
+	ctx := execgate.WithPrincipal(context.Background(), "alice")
+	_, err = x.Run(ctx, "nope", nil) // a refusal before it: an outcome only
+	require.Error(t, err)
+	res, err := x.Run(ctx, "echo.say", json.RawMessage(`{"args":["x"]}`))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+
+	require.NoError(t, audit.Verify(bytes.NewReader(crashed)), "an unfinished intent is not a broken chain")
+	rep, err := audit.VerifyReport(bytes.NewReader(crashed))
+	require.NoError(t, err)
+	require.Len(t, rep.Unfinished, 1)
+	u := rep.Unfinished[0]
+	assert.Equal(t, uint64(2), u.Seq)
+	assert.Equal(t, res.ID, u.TraceID)
+	assert.Equal(t, execgate.OpRun, u.Op)
+	assert.Equal(t, "echo.say", u.Name)
+	assert.Equal(t, "alice", u.Principal)
+	assert.False(t, u.Time.IsZero())
+	assert.Equal(t, uint64(1), rep.Intents)
+	assert.Equal(t, uint64(1), rep.Outcomes)
+
+	// The whole file, as it ended, has the outcome: nothing unfinished.
+	rep, err = verifyFile(path)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Unfinished)
+
+	// Restart on the crashed file, with the outcome's write torn half way.
+	lines := readLines(t, path)
+	outcome := lines[len(lines)-1]
+	crashedPath := filepath.Join(dir, "crashed.jsonl")
+	for _, opts := range []audit.ChainOptions{{}, {TailOnly: true}} {
+		require.NoError(t, os.WriteFile(crashedPath, append(bytes.Clone(crashed), outcome[:len(outcome)/2]...), 0o600))
+		c2, err := audit.OpenChain(crashedPath, opts)
+		require.NoError(t, err, "a restarted server goes on by itself")
+		r := c2.Recovery()
+		assert.Equal(t, int64(len(outcome)/2), r.TornBytes)
+		if opts.TailOnly {
+			assert.Nil(t, r.Unfinished, "TailOnly does not read the file")
+		} else {
+			assert.Equal(t, []audit.Unfinished{u}, r.Unfinished)
+		}
+		require.NoError(t, c2.Close())
+	}
+}
+
+func TestInvariant11_RecordIsTrue_RestartCutsATornLastLine(t *testing.T) {
+	lines := chainBytes(t, 4)
+	prefix := join(lines[:3]...)
+	next := bytes.TrimSuffix(lines[3], []byte("\n"))
+	zeros := func(n int) []byte { return make([]byte, n) }
+	tests := []struct {
+		name   string
+		prefix []byte
+		torn   []byte
+	}{
+		{"a short write on a full disk: half an entry", prefix, next[:len(next)/2]},
+		{"a write cut just before its newline", prefix, next},
+		{"a write cut after its first byte", prefix, next[:1]},
+		{"NUL bytes where a crash lost the data", prefix, zeros(300)},
+		{"NUL bytes, then the end of the entry and its newline: not JSON", prefix, append(zeros(100), lines[3][100:]...)},
+		{"a newline-ended line that is not JSON", prefix, []byte("{\"seq\":4,\"prev\n")},
+		{"the first entry of a file, torn", nil, lines[0][:40]},
+		{"a file of NUL bytes only", nil, zeros(512)},
+	}
+	for _, tt := range tests {
+		for _, opts := range []audit.ChainOptions{{}, {TailOnly: true}} {
+			t.Run(fmt.Sprintf("%s, tail only %v", tt.name, opts.TailOnly), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "audit.jsonl")
+				file := append(bytes.Clone(tt.prefix), tt.torn...)
+				require.NoError(t, os.WriteFile(path, file, 0o600))
+				want, err := audit.VerifyHead(bytes.NewReader(tt.prefix))
+				require.NoError(t, err)
+
+				c, err := audit.OpenChain(path, opts)
+				require.NoError(t, err, "a torn last line does not stop a restart")
+				r := c.Recovery()
+				assert.Equal(t, int64(len(tt.torn)), r.TornBytes, "it says how much it cut")
+				assert.Equal(t, tt.torn, r.Torn)
+				assert.Equal(t, want, c.Head(), "the chain goes on from the last whole entry")
+				require.NoError(t, c.Audit(context.Background(), event(9)))
+				require.NoError(t, c.Close())
+
+				after, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.Equal(t, string(tt.prefix), string(after[:len(tt.prefix)]), "whole entries are kept as they were")
+				got, err := audit.VerifyHead(bytes.NewReader(after))
+				require.NoError(t, err)
+				assert.Equal(t, want.Seq+1, got.Seq)
+			})
+		}
+	}
 }
