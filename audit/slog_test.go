@@ -71,6 +71,39 @@ func TestSlogSink_Records(t *testing.T) {
 			want:  map[string]any{"error": "policy", "reason": "deny", "decision": "deny"},
 		},
 		{
+			name: "an intent is logged at Info with its phase, before anything is known of the end",
+			ev: execgate.Event{
+				Op: execgate.OpRun, Phase: execgate.PhaseIntent, TraceID: "t7", Time: t0, Principal: "alice", Name: "git.log",
+				Command: "/usr/bin/git", Args: []string{"log"}, Decision: "allow",
+			},
+			level:  slog.LevelInfo,
+			want:   map[string]any{"phase": "intent", "traceId": "t7", "name": "git.log", "args": []string{"log"}},
+			absent: []string{"termination", "exitCode", "duration", "signal", "pid", "error"},
+		},
+		{
+			name: "an outcome carries every field of how the process ended",
+			ev: execgate.Event{
+				Op: execgate.OpExecute, Phase: execgate.PhaseOutcome, TraceID: "t8", Time: t0, Principal: "alice", Approver: "bob",
+				Name: "vault.read", ArgsWithheld: true, ArgsSHA256: "cd", Termination: execgate.TerminationSignal, ExitCode: -1,
+				Signal: "SIGKILL", PID: 4242, Duration: time.Second, Unconfined: []string{"network"},
+			},
+			level: slog.LevelInfo,
+			want: map[string]any{
+				"phase": "outcome", "approver": "bob", "argsWithheld": true, "argsSha256": "cd", "termination": "signal",
+				"exitCode": int64(-1), "signal": "SIGKILL", "pid": int64(4242), "unconfined": []string{"network"},
+			},
+			absent: []string{"args"},
+		},
+		{
+			name: "a refusal before the gate names its route",
+			ev: execgate.Event{
+				Op: execgate.OpRequest, Phase: execgate.PhaseOutcome, TraceID: "t9", Time: t0, Route: "POST /v1/tools/git.log",
+				Error: execgate.ErrorKindUnauthenticated, Reason: "bad token",
+			},
+			level: slog.LevelWarn,
+			want:  map[string]any{"op": "request", "route": "POST /v1/tools/git.log", "error": "unauthenticated", "reason": "bad token"},
+		},
+		{
 			name:  "reject",
 			ev:    execgate.Event{Op: execgate.OpReject, TraceID: "t6", Time: t0, ApprovalID: "ap"},
 			level: slog.LevelInfo,
@@ -119,6 +152,8 @@ func TestSlogSink_NoSecrets(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &first))
 	assert.Equal(t, "INFO", intent["level"])
 	assert.Equal(t, first["traceId"], intent["traceId"], "the intent and the outcome name the same call")
+	assert.Equal(t, "intent", intent["phase"])
+	assert.Equal(t, "outcome", first["phase"])
 	assert.NotContains(t, intent, "termination", "the intent is logged before the process ends")
 	assert.Equal(t, "gate", first["component"])
 	assert.Equal(t, "INFO", first["level"])
@@ -129,8 +164,10 @@ func TestSlogSink_NoSecrets(t *testing.T) {
 	assert.NotContains(t, out.String(), "canary")
 }
 
-// A failing handler makes the sink unready, so the Executor refuses calls,
-// until a record is handled again.
+// A failing handler refuses the call whose intent it cannot log and makes
+// the sink unready, so the Executor refuses the calls after it, until a
+// record (the refusal of one of them) is handled again: recovery needs no
+// restart, as for a Chain.
 func TestSlogSink_FailsClosed(t *testing.T) {
 	h := &capture{}
 	sink := audit.NewSlogSink(slog.New(h))
