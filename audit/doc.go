@@ -40,11 +40,12 @@
 //
 // # What the trail holds
 //
-// Every process that started has an intent entry, written and synced
-// before the start, and no process without one started: a Chain returns
-// nil from Audit only for an entry that is in the file whole. When the
-// process ends, its outcome follows, with how it ended. A refused call has
-// its outcome, naming the kind of refusal.
+// Every process that started has an intent entry, written (and, unless
+// [ChainOptions].NoSync is set, synced) before the start, and no process
+// without one started, unless Config.AuditFailOpen lets calls go ahead
+// unrecorded: a Chain returns nil from Audit only for an entry that is in
+// the file whole. When the process ends, its outcome follows, with how it
+// ended. A refused call has its outcome, naming the kind of refusal.
 //
 // A crash, a kill or a power cut of the gate while a process runs leaves
 // that call's intent with no outcome. That is not a broken chain: Verify
@@ -55,11 +56,11 @@
 //
 // # Fail closed, recover without a restart
 //
-// Chain and SlogSink are [execgate.ReadyAuditor]s. When a Chain cannot
-// write or sync an entry (a full disk, an I/O error), Audit returns the
-// error, so the call whose intent it was is refused, and the file is cut
-// back to the end of its last whole entry. From then on Ready reports the
-// failure, and the Executor refuses every call that needs a record (a
+// Chain and SlogSink are each an [execgate.ReadyAuditor]. When a Chain
+// cannot write or sync an entry (a full disk, an I/O error), Audit returns
+// the error, so the call whose intent it was is refused, and the file is
+// cut back to the end of its last whole entry. From then on Ready reports
+// the failure, and the Executor refuses every call that needs a record (a
 // process to start, an approval to store or take) with an
 // *[execgate.AuditError] instead of running it unrecorded. Ready writes
 // nothing; the Executor still hands each refusal to the Auditor, and that
