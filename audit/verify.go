@@ -22,32 +22,33 @@ import (
 // Problem says what is wrong with a line of a chain file.
 type Problem string
 
-// The problems Verify reports, in the order it checks each line.
+// The problems [Verify] reports, in the order it checks each line.
 const (
-	// ProblemTruncated: the last line has no newline; it was cut short,
-	// or a write was interrupted.
+	// ProblemTruncated is a last line without a newline: it was cut
+	// short, or a write was interrupted. Verify reports it; [OpenChain]
+	// cuts such a line before it appends.
 	ProblemTruncated Problem = "truncated"
-	// ProblemTooLong: the line is longer than MaxLineBytes.
+	// ProblemTooLong is a line longer than [MaxLineBytes].
 	ProblemTooLong Problem = "too_long"
-	// ProblemBadJSON: the line is not a JSON object with a numeric seq and
-	// string prev and hash.
+	// ProblemBadJSON is a line that is not a JSON object with a numeric
+	// seq and string prev and hash.
 	ProblemBadJSON Problem = "bad_json"
-	// ProblemHash: the line's bytes do not match its own hash: the line
-	// was edited.
+	// ProblemHash is a line whose bytes do not match its own hash: the
+	// line was edited.
 	ProblemHash Problem = "hash_mismatch"
-	// ProblemSequence: the line's seq is not one more than the previous
-	// line's (1 on the first line): lines were deleted, reordered or
-	// repeated.
+	// ProblemSequence is a line whose seq is not one more than the
+	// previous line's (1 on the first line): lines were deleted,
+	// reordered or repeated.
 	ProblemSequence Problem = "sequence"
-	// ProblemChain: the line's prev is not the SHA-256 of the previous
-	// line (Genesis on the first line): the previous line was rewritten
-	// with a hash to match, or this line was forged.
+	// ProblemChain is a line whose prev is not the SHA-256 of the
+	// previous line ([Genesis] on the first line): the previous line was
+	// rewritten with a hash to match, or this line was forged.
 	ProblemChain Problem = "chain_broken"
-	// ProblemMissing: the file ends before the line an anchor names
-	// (VerifyAnchored): lines were cut from the end.
+	// ProblemMissing is a file that ends before the line an anchor names
+	// ([VerifyAnchored]): lines were cut from the end.
 	ProblemMissing Problem = "missing"
-	// ProblemAnchor: the line an anchor names is not the line that was
-	// written (VerifyAnchored).
+	// ProblemAnchor is a line an anchor names that is not the line that
+	// was written ([VerifyAnchored]).
 	ProblemAnchor Problem = "anchor_mismatch"
 )
 
@@ -74,7 +75,7 @@ func (e *VerifyError) Error() string {
 }
 
 // Head identifies the end of a chain: its last line. Keep a Head outside
-// the file (see Chain.Head) to detect lines cut from its end, which the
+// the file (see [Chain.Head]) to detect lines cut from its end, which the
 // file alone cannot show.
 type Head struct {
 	// Seq is the last line's seq, or 0 for an empty chain.
