@@ -203,9 +203,12 @@ func (x *Executor) recordIntent(ctx context.Context, ev *Event, id string) error
 	if ev == nil {
 		return nil
 	}
+	// The outcome keeps the intent's ID also when the call is refused
+	// here: an Auditor that fans out to several sinks may have recorded
+	// the intent in some of them.
+	ev.TraceID = id
 	in := *ev
 	in.Phase = PhaseIntent
-	in.TraceID = id
 	if err := x.auditor.Audit(ctx, in); err != nil && !x.auditFailOpen {
 		return &AuditError{Err: err}
 	}
@@ -293,7 +296,7 @@ func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error
 		ev.StdoutDropped = res.StdoutDropped
 		ev.StderrDropped = res.StderrDropped
 		ev.Unconfined = slices.Clone(res.Unconfined)
-	} else {
+	} else if ev.TraceID == "" {
 		ev.TraceID = newID()
 	}
 	if err != nil {

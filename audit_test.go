@@ -237,10 +237,14 @@ func TestAudit_SensitiveArgsHashIsKeyed(t *testing.T) {
 type failingLog struct {
 	eventLog
 	failPhase string
+	failedIDs []string // the trace IDs of the Events it failed
 }
 
 func (l *failingLog) Audit(ctx context.Context, ev execgate.Event) error {
 	if ev.Phase == l.failPhase {
+		l.mu.Lock()
+		l.failedIDs = append(l.failedIDs, ev.TraceID)
+		l.mu.Unlock()
 		return errors.New("no space left on device")
 	}
 	return l.eventLog.Audit(ctx, ev)
@@ -263,23 +267,28 @@ func TestInvariant11_RecordIsTrue_NoIntentNoStart(t *testing.T) {
 			ap := propose(t, x, `{}`)
 			_, execErr := x.Execute(context.Background(), ap)
 			assert.Equal(t, c.started, rec.Count())
+			if c.failOpen {
+				assert.NoError(t, runErr)
+				assert.NoError(t, execErr)
+				return
+			}
 			var ae *execgate.AuditError
 			for _, err := range []error{runErr, execErr} {
-				if c.failOpen {
-					assert.NoError(t, err)
-					continue
-				}
 				require.ErrorAs(t, err, &ae)
 				assert.Contains(t, err.Error(), "no space left")
 			}
-			if !c.failOpen {
-				// The refusals themselves are recorded as outcomes.
-				var kinds []string
-				for _, ev := range log.take() {
-					kinds = append(kinds, ev.Op+":"+ev.Error)
-				}
-				assert.Equal(t, []string{"run:audit", "propose:", "execute:audit"}, kinds)
+			// The refusals themselves are recorded as outcomes.
+			var kinds []string
+			evs := log.take()
+			for _, ev := range evs {
+				kinds = append(kinds, ev.Op+":"+ev.Error)
 			}
+			require.Equal(t, []string{"run:audit", "propose:", "execute:audit"}, kinds)
+			// A refusal for a failed intent keeps the intent's trace ID,
+			// so a sink that did record the intent can pair them.
+			require.Len(t, log.failedIDs, 2)
+			assert.Equal(t, log.failedIDs[0], evs[0].TraceID)
+			assert.Equal(t, log.failedIDs[1], evs[2].TraceID)
 		})
 	}
 }
