@@ -233,6 +233,14 @@ success it prints the number of entries and the chain's head (the last
 line's seq and SHA-256): keep the head somewhere the server cannot
 write, since no file alone shows that lines were cut from its end.
 
+It then lists, one per line as "FILE: unfinished: seq N: ...", every call
+whose intent (the entry written before its process started) no outcome
+follows: the gate stopped while the process ran (a crash, a kill, a
+power cut) or could not write the outcome, or, while serve still runs,
+the call has not ended yet. Its process may have run to its end; the
+trail does not say how. Such calls do not make the chain broken. Those
+before the first broken line are listed for a broken chain too.
+
 Exit codes: 0 the chain is intact; 1 it is broken (the first broken line
 and what is wrong are printed on stderr); 2 usage error or the file
 cannot be read.
@@ -247,19 +255,31 @@ cannot be read.
 				return c.fail(exitUsage, err)
 			}
 			defer f.Close()
-			head, err := audit.VerifyHead(f)
+			rep, err := audit.VerifyReport(f)
 			var ve *audit.VerifyError
 			switch {
 			case errors.As(err, &ve):
 				fmt.Fprintf(c.stderr, "%s: broken: %v\n", args[1], ve)
+				printUnfinished(c.stdout, args[1], rep)
 				return exitFailed
 			case err != nil:
 				return c.fail(exitUsage, err)
 			}
+			head := rep.Head
 			fmt.Fprintf(c.stdout, "%s: ok: %d entries, head seq %d sha256 %s\n", args[1], head.Seq, head.Seq, head.SHA256)
+			printUnfinished(c.stdout, args[1], rep)
 			return exitOK
 		}
 	},
+}
+
+// printUnfinished prints the calls of rep that started and have no
+// outcome, one per line. Unfinished.String quotes whatever of a call the
+// file's writer chose that could forge a line or reach a terminal.
+func printUnfinished(w io.Writer, file string, rep audit.Report) {
+	for _, u := range rep.Unfinished {
+		fmt.Fprintf(w, "%s: unfinished: %s\n", file, u)
+	}
 }
 
 var tokenCmd = &command{
