@@ -267,4 +267,9 @@
 // ("no bearer token", "body too large"). It never holds the token or the
 // body. The answers net/http writes itself (see "Connections") are not
 // recorded.
+//
+// Each call that starts a process is two entries: its intent, written
+// before the process starts, and its outcome. audit verify also lists,
+// as "FILE: unfinished: seq N: ...", every intent no outcome follows:
+// what serve leaves when it is killed while a command runs.
 package main
