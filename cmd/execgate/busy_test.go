@@ -117,7 +117,7 @@ func TestHTTP_ConcurrencyBounds(t *testing.T) {
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			require.NotNil(t, r.Error)
 			assert.Equal(t, kindBusy, r.Error.Kind)
-			assert.Equal(t, tc.scope, r.Error.Scope)
+			assert.Equal(t, tc.scope, r.Error.Reason)
 			assert.Equal(t, tc.limit, r.Error.Limit)
 			assert.Equal(t, "sleep.run", r.Error.Name)
 			assert.NotEmpty(t, r.TraceID, "the gate recorded the refusal")

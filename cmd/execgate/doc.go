@@ -166,7 +166,7 @@
 //	approval       404, 409, 410  the approval cannot be executed (reason)
 //	too_large      413  the body is over 1 MiB
 //	bad_request    400, 405, 415  malformed body, wrong method, not JSON
-//	busy           429, 503  a concurrency bound was reached (scope, limit); nothing ran
+//	busy           429, 503  a concurrency bound was reached (reason, limit); nothing ran
 //	unavailable    503  the audit file cannot record, or too many approvals pending
 //	internal       500  anything else; logged on stderr
 //
@@ -176,8 +176,9 @@
 // waits for a slot for server.max_queue_wait (no wait by default) and is
 // then refused before anything starts: 429 when the caller's own bound
 // is reached, 503 when the server's is, both with Retry-After: 1 and
-// {"error": {"kind": "busy", "scope": "principal" or "executor",
-// "limit": N, "name", "message"}}. The same call may be made again.
+// {"error": {"kind": "busy", "reason": "principal" or "executor",
+// "limit": N, "name", "message"}}, the kind and reason an MCP client gets
+// too. The same call may be made again.
 //
 // A call's context is the request's: a client that disconnects cancels
 // its call, and the command's process group is killed. On SIGINT or

@@ -175,12 +175,13 @@ type errorInfo struct {
 	// Action and Rule are the policy's decision (policy).
 	Action string `json:"action,omitempty"`
 	Rule   string `json:"rule,omitempty"`
-	// Reason is the approval error's reason (approval).
+	// Reason is the approval error's reason (approval), or the scope of
+	// the concurrency bound that was reached (busy): "principal" or
+	// "executor", as over MCP.
 	Reason string `json:"reason,omitempty"`
-	// Scope and Limit are the concurrency bound that was reached (busy):
-	// "principal" or "executor", and how many commands it lets run.
-	Scope string `json:"scope,omitempty"`
-	Limit int    `json:"limit,omitempty"`
+	// Limit is how many commands the bound that was reached lets run
+	// (busy).
+	Limit int `json:"limit,omitempty"`
 	// Status is the HTTP status the refusal maps to; not sent.
 	Status int `json:"-"`
 	// retryAfter is the Retry-After of the response in seconds, or 0.
@@ -219,7 +220,7 @@ func refusal(err error) *errorInfo {
 			e.Status = 409
 		}
 	case errors.As(err, &be):
-		e.Kind, e.Name, e.Scope, e.Limit, e.retryAfter = kindBusy, be.Name, be.Scope, be.Limit, busyRetryAfter
+		e.Kind, e.Name, e.Reason, e.Limit, e.retryAfter = kindBusy, be.Name, be.Scope, be.Limit, busyRetryAfter
 		e.Status = http.StatusServiceUnavailable
 		if be.Scope == execgate.BusyPrincipal {
 			e.Status = http.StatusTooManyRequests
