@@ -154,7 +154,7 @@
 //	                    enforced
 //	confine             replaces the tool's confine whole (nothing of the
 //	                    tool's is merged in); unset inherits the tool's
-
+//
 //	examples            {allow: [...], refuse: [...]}: calls that must
 //	                    pass and must be refused; checked at load time
 //	                    (see "Examples")
