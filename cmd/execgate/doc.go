@@ -267,7 +267,11 @@
 // "unauthenticated", "request" or "approval"; reason is a few fixed words
 // ("no bearer token", "body too large"). It never holds the token or the
 // body. The answers net/http writes itself (see "Connections") are not
-// recorded.
+// recorded. Refusals of requests without a valid token, which anyone who
+// can reach the port can send, are recorded at most 20 a second after a
+// burst of 100; the next one recorded says how many were left out, and
+// every refused request is still answered. A stdio line that is not a
+// JSON-RPC message is recorded with route "mcp stdio".
 //
 // Each call that starts a process is two entries: its intent, written
 // before the process starts, and its outcome. audit verify also lists,

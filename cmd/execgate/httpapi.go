@@ -16,11 +16,13 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
+	"golang.org/x/time/rate"
 )
 
 // maxBody is the largest request body the HTTP API reads: the gate's own
@@ -84,6 +86,39 @@ type api struct {
 	pending *pendingSet
 	log     *slog.Logger
 	mux     *http.ServeMux
+	anon    anonymousRefusals
+}
+
+// Unauthenticated refusals are recorded at most anonRate a second, after a
+// burst of anonBurst: anyone who can reach the port can send them, and
+// each is a synced write to the audit trail. What is not recorded is
+// counted, and the next recorded one says how many were left out.
+const (
+	anonRate  = 20
+	anonBurst = 100
+)
+
+// anonymousRefusals bounds the audit records of refusals of requests that
+// carry no valid token.
+type anonymousRefusals struct {
+	once       sync.Once
+	limit      *rate.Limiter
+	mu         sync.Mutex
+	suppressed int64
+}
+
+// admit reports whether a refusal of an unauthenticated request may be
+// recorded now and, if so, how many were left out since the last one.
+func (n *anonymousRefusals) admit() (ok bool, skipped int64) {
+	n.once.Do(func() { n.limit = rate.NewLimiter(anonRate, anonBurst) })
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.limit.Allow() {
+		n.suppressed++
+		return false, 0
+	}
+	skipped, n.suppressed = n.suppressed, 0
+	return true, skipped
 }
 
 // newAPI returns the HTTP API's handler. See the package documentation
@@ -199,6 +234,16 @@ func (a *api) deny(w http.ResponseWriter, r *http.Request, principal string, e *
 		ctx = execgate.WithPrincipal(ctx, principal)
 	}
 	ref := execgate.Refusal{Route: route(r), Name: r.PathValue("name"), Kind: kind, Reason: reason}
+	if principal == "" {
+		ok, skipped := a.anon.admit()
+		if !ok {
+			writeError(w, e)
+			return
+		}
+		if skipped > 0 {
+			ref.Reason += fmt.Sprintf(" (and %d refusals of requests without a valid token not recorded since the last one: over %d a second)", skipped, anonRate)
+		}
+	}
 	if err := a.x.RecordRefusal(ctx, ref); err != nil {
 		a.log.Error("execgate: a refused request could not be recorded in the audit trail", "route", ref.Route, "reason", reason, "error", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,5 +173,46 @@ func TestHTTP_RefusalsBeforeTheGateAreAudited(t *testing.T) {
 		})
 	}
 	assert.Zero(t, f.rec.Count(), "nothing ran")
+	require.NoError(t, audit.VerifyFile(f.trail))
+}
+
+// TestHTTP_UnauthenticatedRefusalsCannotFloodTheTrail: anyone who can reach
+// the port can send requests without a token, so their refusals are
+// recorded at a bounded rate, and the next record says how many were left
+// out; a caller with a valid token is recorded whatever the flood.
+func TestHTTP_UnauthenticatedRefusalsCannotFloodTheTrail(t *testing.T) {
+	f := newAuditedAPI(t)
+	send := func(token string) int {
+		req, err := http.NewRequest("GET", f.srv.URL+"/v2/nothing", nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := f.srv.Client().Do(req)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	const flood = 3 * anonBurst
+	for range flood {
+		require.Equal(t, http.StatusNotFound, send(""), "every refused request is still answered")
+	}
+	recorded := len(f.lines(t))
+	assert.GreaterOrEqual(t, recorded, anonBurst, "the burst is recorded")
+	assert.Less(t, recorded, flood, "the flood is not recorded whole")
+
+	// A caller with a valid token is recorded at once, flood or not.
+	send(callerToken)
+	lines := f.lines(t)
+	require.Len(t, lines, recorded+1)
+	assert.Contains(t, lines[recorded], `"principal":"ci-bot"`)
+
+	// Once the rate allows it again, the next record counts what was left out.
+	time.Sleep(2 * time.Second / anonRate)
+	send("")
+	lines = f.lines(t)
+	require.Len(t, lines, recorded+2)
+	assert.Regexp(t, `and \d+ refusals of requests without a valid token not recorded`, lines[recorded+1])
 	require.NoError(t, audit.VerifyFile(f.trail))
 }
