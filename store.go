@@ -79,7 +79,12 @@ type MemoryStoreOptions struct {
 // records and in bytes. Expired records are dropped when the store is full
 // and a Save needs room, and whenever Take or Delete meets one. One
 // MemoryStore may be shared by several Executors in a process. It is safe
-// for concurrent use.
+// for concurrent use, and must not be copied after first use.
+//
+// The zero MemoryStore is an empty store ready for use, as if made by
+// NewMemoryStore with zero options: DefaultStoreCapacity records,
+// DefaultStoreMaxBytes, and time.Now as its clock. Use NewMemoryStore to
+// set other options, such as the Executor's clock.
 //
 // The store has no quota per principal: a caller that may Propose can fill
 // it until its records expire. Give Propose only to callers you would let
@@ -127,11 +132,21 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 		return ErrDuplicateID
 	}
 	size := recordBytes(&rec)
-	if len(m.recs) >= m.capacity || m.bytes+size > m.maxBytes {
+	capacity, maxBytes := m.capacity, m.maxBytes
+	if capacity <= 0 { // the zero MemoryStore
+		capacity = DefaultStoreCapacity
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultStoreMaxBytes
+	}
+	if len(m.recs) >= capacity || m.bytes+size > maxBytes {
 		m.pruneLocked()
-		if len(m.recs) >= m.capacity || m.bytes+size > m.maxBytes {
+		if len(m.recs) >= capacity || m.bytes+size > maxBytes {
 			return ErrStoreFull
 		}
+	}
+	if m.recs == nil {
+		m.recs = make(map[string]Record)
 	}
 	m.recs[rec.Approval.ID] = rec
 	m.bytes += size
@@ -166,7 +181,15 @@ func (m *MemoryStore) Delete(_ context.Context, id string) (bool, error) {
 	m.mu.Lock()
 	rec, ok := m.removeLocked(id)
 	m.mu.Unlock()
-	return ok && m.now().Before(rec.Approval.ExpiresAt), nil
+	return ok && m.clock()().Before(rec.Approval.ExpiresAt), nil
+}
+
+// clock returns the store's clock: time.Now for the zero MemoryStore.
+func (m *MemoryStore) clock() func() time.Time {
+	if m.now == nil {
+		return time.Now
+	}
+	return m.now
 }
 
 // Len reports how many records the store holds, expired ones that have not
@@ -178,7 +201,7 @@ func (m *MemoryStore) Len() int {
 }
 
 func (m *MemoryStore) pruneLocked() {
-	now := m.now()
+	now := m.clock()()
 	for id, rec := range m.recs {
 		if !now.Before(rec.Approval.ExpiresAt) {
 			m.removeLocked(id)
