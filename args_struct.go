@@ -501,6 +501,9 @@ func probeTags(t reflect.Type) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("validate tags: %v", r)
+			if strings.Contains(err.Error(), "Undefined validation function") {
+				err = fmt.Errorf("%w (%s)", err, tagEscapeHint)
+			}
 		}
 	}()
 	v := structValidator()
@@ -513,6 +516,11 @@ func probeTags(t reflect.Type) (err error) {
 	}
 	return nil
 }
+
+// tagEscapeHint explains the tag errors that an unescaped ',' or '|' in
+// a parameter causes: validator splits tags on both, so the rest of a
+// pattern reads as a tag of its own.
+const tagEscapeHint = "a ',' or '|' inside a tag parameter, such as a regexp pattern, must be written 0x2C or 0x7C"
 
 func fillProbe(v reflect.Value, nonZero bool, inPath map[reflect.Type]bool) {
 	t := v.Type()
@@ -724,6 +732,9 @@ func (b *schemaBuilder) field(t reflect.Type, tags []string, where string) (*sch
 				return nil, false, bad("needs a pattern")
 			}
 			if _, err := compileCached(param); err != nil {
+				if i+1 < len(tags) { // the rest of the pattern, if it held a comma
+					return nil, false, bad("%v (%s)", err, tagEscapeHint)
+				}
 				return nil, false, bad("%v", err)
 			}
 			if n.Pattern == "" {
