@@ -112,4 +112,25 @@ func TestE2E_KilledServeLeavesUnfinished(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(trail)+`: ok: 1 entries, head seq 1 sha256 [0-9a-f]{64}$`, out)
 	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(trail)+`: unfinished: seq 1: run sleep\.run by ci-bot at \S+, trace [0-9a-f-]{36}: started, no outcome recorded$`, out)
+
+	// A restarted server goes on with the same trail without a person's
+	// help, and says what the previous one left unfinished.
+	p = startServe(t, "--config", path, "--http", "127.0.0.1:0", "--audit", trail)
+	p.stderr.waitFor(t, regexp.MustCompile(`(serving the HTTP API on http://127\.0\.0\.1:\d+)`))
+	assert.Regexp(t, `holds a call that started and has no outcome.*run sleep\.run by ci-bot`, p.stderr.String())
+	require.NoError(t, p.cmd.Process.Kill())
+	<-p.exited
+
+	// So does one whose trail ends in a torn line, as a full disk or a
+	// crash in the middle of a write leaves it: the line is cut.
+	f, err := os.OpenFile(trail, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"seq":2,"prev":"`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	p = startServe(t, "--config", path, "--http", "127.0.0.1:0", "--audit", trail)
+	p.stderr.waitFor(t, regexp.MustCompile(`(serving the HTTP API on http://127\.0\.0\.1:\d+)`))
+	assert.Contains(t, p.stderr.String(), "ended in a torn line")
+	code, _, errOut = runCLI(t, "", "audit", "verify", trail)
+	require.Equal(t, exitOK, code, errOut)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/execgate/execgate/audit"
 	"github.com/execgate/execgate/mcpserver"
 )
 
@@ -143,6 +144,7 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	defer g.Close()
 	srv := g.server()
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
+	logRecovery(logger, o.audit, g.chain)
 
 	if o.http != "" {
 		if len(srv.Tokens) == 0 {
@@ -316,4 +318,22 @@ func (c *cli) serveOn(ctx context.Context, ln net.Listener, lc *listenConfig, h 
 	}
 	fmt.Fprintf(c.stderr, "execgate: %s stopped\n", what)
 	return err
+}
+
+// logRecovery says what opening the audit chain found at its end: a torn
+// last line it cut, and the calls a previous gate started and did not
+// record the end of (which, on Linux, ended with that gate).
+func logRecovery(logger *slog.Logger, path string, chain *audit.Chain) {
+	if chain == nil {
+		return
+	}
+	rec := chain.Recovery()
+	if rec.TornBytes > 0 {
+		logger.Warn("execgate: the audit trail ended in a torn line, the trace of a crash or a full disk; it was cut and the chain goes on from its last whole entry",
+			"file", path, "bytes", rec.TornBytes)
+	}
+	for _, u := range rec.Unfinished {
+		logger.Warn("execgate: the audit trail holds a call that started and has no outcome: the gate that ran it stopped first",
+			"file", path, "call", u.String())
+	}
 }
