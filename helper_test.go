@@ -182,6 +182,18 @@ var moreHelpers = map[string]func(args []string) int{}
 // later.
 const helperUTF8Line = "aé€𝄞\n"
 
+// coverageWarning is what a test binary built with -cover writes to
+// stderr as it exits when GOCOVERDIR is not set, as in a helper whose
+// environment is exactly its spec's Env.
+const coverageWarning = "warning: GOCOVERDIR not set, no coverage data emitted\n"
+
+// withoutCoverageWarning returns a helper's stderr without the line a
+// test binary built with -cover adds to it, so that tests comparing
+// stderr pass under go test -cover.
+func withoutCoverageWarning(stderr string) string {
+	return strings.Replace(stderr, coverageWarning, "", 1)
+}
+
 // helperArg returns args[i], or "" if there are fewer arguments.
 func helperArg(args []string, i int) string {
 	if i < len(args) {
