@@ -3,6 +3,8 @@ package execgate_test
 import (
 	"context"
 	"errors"
+	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +110,34 @@ func TestInvariant6_ExecutorBoundsAnyExecFn(t *testing.T) {
 	assert.EqualValues(t, 1000+201, res.StdoutDropped)
 	assert.Len(t, res.Stderr, 99)
 	assert.EqualValues(t, 201, res.StderrDropped, "a negative count from the ExecFn is ignored")
+}
+
+func TestInvariant7_NormalisationClearsWhatATerminationCannotHave(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		out        execgate.Outcome
+		wantSignal string
+		wantPID    int
+		wantOut    int64
+	}{
+		{"exit keeps no signal", execgate.Outcome{Termination: execgate.TerminationExit, Signal: "SIGTERM", PID: 7}, "", 7, 0},
+		{"spawn_error keeps no signal or pid", execgate.Outcome{Termination: execgate.TerminationSpawnError, Signal: "SIGKILL", PID: 7}, "", 0, 0},
+		{"err keeps no pid", execgate.Outcome{Err: os.ErrNotExist, PID: 4242}, "", 0, 0},
+		{"timeout keeps its signal", execgate.Outcome{Termination: execgate.TerminationTimeout, Signal: "SIGKILL", PID: 7}, "SIGKILL", 7, 0},
+		{"dropped counts saturate", execgate.Outcome{Stdout: []byte(strings.Repeat("x", 20)), StdoutDropped: math.MaxInt64 - 1}, "", 0, math.MaxInt64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := execgatetest.NewRecorder().Otherwise(tc.out)
+			x, err := execgate.NewExecutor(execgate.Config{ExecFn: rec.Exec, Allowlist: mustAllowlist(t,
+				execgate.CommandSpec{Name: "t", Command: "/bin/true", Args: execgate.Fixed(), MaxOutput: 10})})
+			require.NoError(t, err)
+			res, err := x.Run(context.Background(), "t", nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantSignal, res.Signal)
+			assert.Equal(t, tc.wantPID, res.PID)
+			if tc.wantOut != 0 {
+				assert.Equal(t, tc.wantOut, res.StdoutDropped)
+			}
+		})
+	}
 }

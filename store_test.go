@@ -2,6 +2,8 @@ package execgate_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +92,18 @@ func TestMemoryStore_ZeroValueIsUsable(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1, rec.Count())
 	})
+}
+
+func TestInvariant8_MemoryStoreBoundsBytes(t *testing.T) {
+	store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{MaxBytes: 3 << 10})
+	x, _ := newGate(t, execgate.Config{Store: store}, echoSpec())
+	big, err := json.Marshal(map[string]any{"args": []string{strings.Repeat("a", 1000)}})
+	require.NoError(t, err)
+	_, err = x.Propose(context.Background(), "echo.say", big, "")
+	require.NoError(t, err) // about 2 KiB: input and argument
+	_, err = x.Propose(context.Background(), "echo.say", big, "")
+	assert.ErrorIs(t, err, execgate.ErrStoreFull, "a second record would pass the byte budget")
+	_, err = x.Propose(context.Background(), "echo.say", json.RawMessage(`{}`), "")
+	assert.NoError(t, err, "a small record still fits")
+	assert.Equal(t, 2, store.Len())
 }
