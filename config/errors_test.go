@@ -29,7 +29,7 @@ type want struct {
 	message string
 }
 
-// TestErrorFiles loads every file in testdata/config/errors and checks that
+// TestErrorFiles loads every file in testdata/errors and checks that
 // it is refused with exactly the problems its "# want:" lines name: line,
 // key path and message.
 func TestErrorFiles(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 // FuzzLoad checks that no input makes LoadBytes panic, and that it either
 // builds an Allowlist or reports at least one problem, each naming the
-// file. The seeds are the examples in testdata/config.
+// file. The seeds are the examples in testdata.
 func FuzzLoad(f *testing.F) {
 	for _, pattern := range []string{"*.yaml", "errors/*.yaml"} {
 		files, err := filepath.Glob(filepath.Join(testdataDir, pattern))

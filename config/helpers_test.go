@@ -14,8 +14,8 @@ import (
 	"github.com/execgate/execgate/config"
 )
 
-// testdataDir holds the configuration examples shared by the module.
-const testdataDir = "../testdata/config"
+// testdataDir holds the configuration examples the tests load.
+const testdataDir = "testdata"
 
 // standIns copies /bin/true into a new directory under each of names and
 // returns the directory. The copies are harmless executables to point a

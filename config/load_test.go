@@ -29,7 +29,7 @@ func withStandIns(t *testing.T) string {
 	return dir
 }
 
-// TestValidFiles loads every example in testdata/config, with the clock
+// TestValidFiles loads every example in testdata, with the clock
 // the dates of their grants are written for.
 func TestValidFiles(t *testing.T) {
 	withStandIns(t)

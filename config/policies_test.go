@@ -77,7 +77,7 @@ func loadGate(t *testing.T, text string) *gate {
 	return newGate(t, l, clk)
 }
 
-// fileGate loads a file of testdata/config with a test clock.
+// fileGate loads a file of testdata with a test clock.
 func fileGate(t *testing.T, name string) *gate {
 	t.Helper()
 	clk := newTestClock()
