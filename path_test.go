@@ -1,0 +1,95 @@
+package execgate
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pathScratch makes a root with a file, a directory, a link to each inside
+// the root, a link that points outside, a dangling link, and a secret file
+// beside the root.
+func pathScratch(t *testing.T) (root, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	root = filepath.Join(base, "root")
+	outside = filepath.Join(base, "secret.txt")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "src", "deep"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "src", "a.go"), []byte("package a\n"), 0o644))
+	require.NoError(t, os.WriteFile(outside, []byte("canary\n"), 0o600))
+	require.NoError(t, os.Symlink("src/a.go", filepath.Join(root, "link-in")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "link-out")))
+	require.NoError(t, os.Symlink(base, filepath.Join(root, "src", "dir-out")))
+	require.NoError(t, os.Symlink(filepath.Join(base, "nothing"), filepath.Join(root, "dangling")))
+	return root, outside
+}
+
+func TestInvariant12_PathsStayInsideTheirRoots(t *testing.T) {
+	root, outside := pathScratch(t)
+	cases := []struct {
+		name  string
+		rule  PathRule
+		token string
+		want  string // the argv form; "" when refused
+	}{
+		{"a plain relative path inside the root is passed cleaned", PathRule{}, "src/./deep//", "src/deep"},
+		{"a path that goes up and back in stays inside and is passed cleaned", PathRule{}, "src/deep/../a.go", "src/a.go"},
+		{"the root itself is inside", PathRule{}, ".", "."},
+		{"an absolute path inside the root is kept absolute", PathRule{}, filepath.Join(root, "src"), filepath.Join(root, "src")},
+		{"'..' that climbs out of the root is refused (the git diff --no-index leak)", PathRule{}, "src/../../secret.txt", ""},
+		{"a bare '..' is refused", PathRule{}, "..", ""},
+		{"an absolute path outside the root is refused", PathRule{}, outside, ""},
+		{"/etc/passwd is refused", PathRule{}, "/etc/passwd", ""},
+		{"a leading '-' is refused, it would be an option", PathRule{}, "-rf", ""},
+		{"a leading '@' is refused, it would be a file of arguments", PathRule{}, "@args", ""},
+		{"'./-x' is refused: cleaned, it starts with '-'", PathRule{}, "./-x", ""},
+		{"a control character is refused", PathRule{}, "src/\x1b[2J", ""},
+		{"an invisible character is refused", PathRule{}, "src/a\u200b.go", ""},
+		{"an empty path is refused", PathRule{}, "", ""},
+		{"a symbolic link inside the root to a file inside it is followed and accepted", PathRule{}, "link-in", "link-in"},
+		{"a symbolic link inside the root that points outside is refused", PathRule{}, "link-out", ""},
+		{"a path through a linked directory that points outside is refused", PathRule{}, "src/dir-out/secret.txt", ""},
+		{"a dangling symbolic link is refused: where it would write is unknown", PathRule{}, "dangling", ""},
+		{"a path that does not exist yet is accepted without Must", PathRule{}, "src/new.txt", "src/new.txt"},
+		{"Lexical does not resolve links: the link out is accepted as text", PathRule{Lexical: true}, "link-out", "link-out"},
+		{"Lexical still refuses '..' out of the root", PathRule{Lexical: true}, "../secret.txt", ""},
+		{"Must exists refuses what is not there", PathRule{Must: PathExists}, "src/new.txt", ""},
+		{"Must file accepts a regular file", PathRule{Must: PathFile}, "src/a.go", "src/a.go"},
+		{"Must file refuses a directory", PathRule{Must: PathFile}, "src", ""},
+		{"Must dir accepts a directory", PathRule{Must: PathDir}, "src/deep", "src/deep"},
+		{"Must dir refuses a file", PathRule{Must: PathDir}, "src/a.go", ""},
+		{"a glob character is refused without Glob", PathRule{}, "src/*.go", ""},
+		{"with Glob, a pattern inside the root is passed to the program", PathRule{Glob: true}, "src/*.go", "src/*.go"},
+		{"with Glob, a pattern whose fixed part is outside the root is refused", PathRule{Glob: true}, "../*", ""},
+		{"with Glob, '..' after the pattern is refused", PathRule{Glob: true}, "*/../../x", ""},
+		{"a second root admits paths inside it", PathRule{Roots: []string{root, filepath.Dir(outside)}}, outside, outside},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := bindPath(c.rule, root)
+			require.NoError(t, err)
+			got, err := b.check(c.token)
+			if c.want == "" {
+				var pe *PathError
+				require.True(t, errors.As(err, &pe), "want a refusal, got %q, %v", got, err)
+				assert.Equal(t, c.token, pe.Token)
+				assert.NotEmpty(t, pe.Reason)
+				assert.NotContains(t, err.Error(), "canary")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
+
+func TestBindPath_RefusesBadRules(t *testing.T) {
+	_, err := bindPath(PathRule{Roots: []string{"relative/dir"}}, "/")
+	assert.ErrorContains(t, err, "not absolute")
+	_, err = bindPath(PathRule{Must: "maybe"}, "/")
+	assert.ErrorContains(t, err, "unknown Must")
+}
