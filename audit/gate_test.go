@@ -220,7 +220,7 @@ func TestSinks_OneOutcomePerCallAndAnIntentPerProcess(t *testing.T) {
 		}, op: "execute", kind: execgate.ErrorKindAudit},
 		{name: "execute after audit is back", do: execute("outage"), op: "execute", ran: true, term: "exit"},
 		{name: "execute expired", do: func() error {
-			clk.Add(execgate.DefaultApprovalTTL + time.Minute)
+			clk.Advance(execgate.DefaultApprovalTTL + time.Minute)
 			return execute("expire")()
 		}, op: "execute", kind: execgate.ErrorKindApproval, reason: execgate.ReasonExpired},
 

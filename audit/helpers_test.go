@@ -14,6 +14,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/execgatetest"
+	"github.com/execgate/execgate/internal/fakeclock"
 )
 
 // input is what the test commands accept.
@@ -51,25 +52,10 @@ func newGate(t *testing.T, cfg execgate.Config, specs ...execgate.CommandSpec) (
 	return x, rec
 }
 
-// clock is a settable clock for Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond)
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock returns a clock for Config.Now that ticks a millisecond at
+// every reading, so that every Event of a test has its own time.
+func newClock() *fakeclock.Clock {
+	return fakeclock.NewTicking(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), time.Millisecond)
 }
 
 // capture is a slog.Handler that keeps every record, for assertions.

@@ -17,6 +17,7 @@ import (
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/execgatetest"
+	"github.com/execgate/execgate/internal/fakeclock"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -31,25 +32,8 @@ const (
 // written for it.
 var testNow = time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
 
-// testClock is a clock that tests move by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock { return &testClock{t: testNow} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newTestClock returns a clock at testNow that tests move by hand.
+func newTestClock() *fakeclock.Clock { return fakeclock.New(testNow) }
 
 // gate is a configuration loaded with a test clock, driving an Executor
 // whose ExecFn records calls instead of starting processes.
@@ -57,10 +41,10 @@ type gate struct {
 	l   *config.Loaded
 	x   *execgate.Executor
 	rec *execgatetest.Recorder
-	clk *testClock
+	clk *fakeclock.Clock
 }
 
-func newGate(t *testing.T, l *config.Loaded, clk *testClock) *gate {
+func newGate(t *testing.T, l *config.Loaded, clk *fakeclock.Clock) *gate {
 	t.Helper()
 	rec := execgatetest.NewRecorder()
 	x, err := execgate.NewExecutor(execgate.Config{Allowlist: l.Allowlist, Policy: l.Policy, ExecFn: rec.Exec, Now: clk.Now})

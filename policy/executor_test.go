@@ -11,6 +11,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/execgatetest"
+	"github.com/execgate/execgate/internal/fakeclock"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -34,7 +35,7 @@ func gatePolicies() []policy.Policy {
 // newGate builds an Executor over a terraform dispatcher whose floor is
 // allow and a kubectl dispatcher whose floor is require_approval, asking
 // an Engine with gatePolicies.
-func newGate(t *testing.T) (*execgate.Executor, *policy.Engine, *execgatetest.Recorder, *clock) {
+func newGate(t *testing.T) (*execgate.Executor, *policy.Engine, *execgatetest.Recorder, *fakeclock.Clock) {
 	t.Helper()
 	clk := newClock()
 	allow, err := execgate.NewAllowlist(

@@ -2,36 +2,19 @@ package policy_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/fakeclock"
 	"github.com/execgate/execgate/policy"
 )
 
-// clock is a fake clock that tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock {
-	return &clock{t: time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)}
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock returns a clock that tests move by hand.
+func newClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC))
 }
 
 // rule is shorthand for a Rule.

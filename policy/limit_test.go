@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/fakeclock"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -32,7 +33,7 @@ type step struct {
 	rule      string
 }
 
-func runSteps(t *testing.T, e *policy.Engine, clk *clock, steps []step) {
+func runSteps(t *testing.T, e *policy.Engine, clk *fakeclock.Clock, steps []step) {
 	t.Helper()
 	for i, s := range steps {
 		clk.Advance(s.advance)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/fakeclock"
 )
 
 func limitedEngine(t testing.TB, opts Options) *Engine {
@@ -159,12 +160,12 @@ func TestCallKey(t *testing.T) {
 }
 
 func TestDecide_RateLimitedPathAllocatesLittle(t *testing.T) {
-	now := time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)
+	clk := fakeclock.NewTicking(time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC), time.Millisecond)
 	e, err := New([]Policy{{
 		Name: "agents", Principal: "*",
 		Rules:     []Rule{{Tools: []string{"*"}, Action: execgate.ActionAllow}},
 		RateLimit: RateLimit{PerMinute: 1 << 20, Budget: 1 << 30, Loop: Loop{Max: 100, Window: time.Nanosecond}},
-	}}, Options{Now: func() time.Time { now = now.Add(time.Millisecond); return now }})
+	}}, Options{Now: clk.Now})
 	require.NoError(t, err)
 	req := execgate.Request{Principal: "a", Name: "git.log", Argv: execgate.Argv{Args: []string{"-n", "1"}}}
 	_, _ = e.Decide(context.Background(), req)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/fakeclock"
 )
 
 func wantApprovalError(t *testing.T, err error, reason string) {
@@ -110,7 +111,7 @@ func TestExpiryUsesTheInjectedClock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			const ttl = execgate.DefaultApprovalTTL
-			clk := &clock{t: tc.base}
+			clk := fakeclock.New(tc.base)
 			store := newStore(t, newPool(t, nil), newTable(t), 1, clk.Now)
 			x, ran := newExecutor(t, store, "1", clk.Now)
 			propose := func() execgate.Approval {

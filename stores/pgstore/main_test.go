@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -138,22 +137,4 @@ func newExecutor(tb testing.TB, store execgate.ApprovalStore, policyVersion stri
 		tb.Fatalf("NewExecutor: %v", err)
 	}
 	return x, rec
-}
-
-// clock is a settable clock for expiry tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
 }

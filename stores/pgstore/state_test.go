@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/fakeclock"
 	"github.com/execgate/execgate/stores/pgstore"
 )
 
@@ -642,7 +643,7 @@ func TestSaveDoesNotResurrect(t *testing.T) {
 func TestConsumedMarkers(t *testing.T) {
 	ctx := context.Background()
 	base := time.Date(2031, 5, 6, 7, 8, 9, 123_456_789, time.UTC)
-	clk := &clock{t: base}
+	clk := fakeclock.New(base)
 	pool := newPool(t, nil)
 	table := newTable(t)
 	store := newStore(t, pool, table, 1, clk.Now)
