@@ -16,6 +16,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/execgatetest"
+	"github.com/execgate/execgate/internal/fakeclock"
 )
 
 // listSchema is a small test schema: {"args": [...], "stdin": "..."} becomes
@@ -48,24 +49,9 @@ func (s listSchema) Parse(in json.RawMessage) (execgate.Argv, error) {
 
 func (listSchema) JSONSchema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
 
-// clock is a settable clock for Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
+// newClock returns a settable clock for Config.Now.
+func newClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC))
 }
 
 func echoSpec() execgate.CommandSpec {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/execgatetest"
+	"github.com/execgate/execgate/internal/fakeclock"
 )
 
 // TestInvariant7_ExecutorNormalisesOutcomes feeds the Executor every kind
@@ -66,11 +67,10 @@ func TestInvariant7_ExecutorNormalisesOutcomes(t *testing.T) {
 }
 
 func TestRun_ResultRecord(t *testing.T) {
-	clk := newClock()
-	ticks := 0
-	now := func() time.Time { ticks++; return clk.Now().Add(time.Duration(ticks) * time.Second) }
+	start := newClock().Now()
+	clk := fakeclock.NewTicking(start, time.Second)
 	rec := execgatetest.NewRecorder().On("echo.hi", execgate.Outcome{Stdout: []byte("hi\n"), Stderr: []byte("warn"), PID: 42})
-	x, err := execgate.NewExecutor(execgate.Config{Now: now, ExecFn: rec.Exec, Allowlist: mustAllowlist(t,
+	x, err := execgate.NewExecutor(execgate.Config{Now: clk.Now, ExecFn: rec.Exec, Allowlist: mustAllowlist(t,
 		execgate.CommandSpec{Name: "echo.hi", Command: "/bin/echo", Args: execgate.Fixed("hi")})})
 	require.NoError(t, err)
 
@@ -84,7 +84,7 @@ func TestRun_ResultRecord(t *testing.T) {
 	assert.Equal(t, []string{"hi"}, res.Args)
 	assert.Equal(t, "hi\n", res.Stdout)
 	assert.Equal(t, "warn", res.Stderr)
-	assert.Equal(t, clk.Now().Add(time.Second), res.At, "At comes from Config.Now")
+	assert.Equal(t, start.Add(time.Second), res.At, "At comes from Config.Now")
 	assert.Equal(t, time.Second, res.Duration)
 
 	res2, err := x.Run(context.Background(), "echo.hi", nil)
