@@ -327,13 +327,11 @@
 // "**" is refused. A principal pattern holds any printable character but
 // white space, '[', ']', '{', '}' and '\'.
 //
-// A tool pattern that matches no name the tools list produces is not an
-// error: dispatchers serve names that are written nowhere
-// ("terraform.apply"), and tools may be added later. The price is that a
-// misspelt pattern is not caught: a deny rule for "terraform.destory"
-// denies nothing, and terraform.destroy falls through to the rules after
-// it. Check the spelling of deny rules, and put them before broader
-// allows.
+// A tool pattern that matches no name the tools list serves is not an
+// error, since tools may be added later; it is a warning (see
+// "Warnings"), because a misspelt pattern denies nothing: a deny rule for
+// "terraform.destory" lets terraform.destroy fall through to the rules
+// after it. Put deny rules before broader allows.
 //
 // A rate_limit mapping (every key optional; see policy.RateLimit):
 //
@@ -530,4 +528,29 @@
 // everything else passed (a SHA-256 pin that does not match, for
 // example), are placed on the tool's key as well. Nothing is built unless
 // everything passes, and no input makes them panic.
+//
+// # Warnings
+//
+// A configuration that loads may still hold what is likely a mistake.
+// Loaded.Warnings lists it, each Warning with the file, line, column, key
+// path and a message, in the form of an Error; a warning never stops a
+// load. There are two:
+//
+//   - A rules tools pattern that no call can match: it matches no
+//     command name the tools list serves and is no dispatcher's. A call
+//     names an ordinary command ("kubectl.get"), or
+//     "<dispatcher>.<subcommand>" for a dispatcher, which serves every
+//     such name ("git.status" and "git.*" are fine when git is a
+//     dispatcher); a dispatcher's own name ("git") is never requested.
+//     The message names the closest name the file serves, by edit
+//     distance ("kubctl.*": did you mean "kubectl.get"?), a dispatcher's
+//     names written as "git.*".
+//   - A command served without a description, which the model then does
+//     not get: a subcommand without its own description (it does not
+//     take the tool's), a bare entry with none on it or on its tool, and
+//     a dispatcher whose tool has none (the model sees only how to name a
+//     subcommand). A description of blanks is none.
+//
+// execgate check prints the warnings on stderr, and execgate serve logs
+// them when it starts.
 package config

@@ -66,6 +66,7 @@ type Loaded struct {
 	grants      position    // the grants key
 	grantAt     []grantPos  // where each of Grants is written
 	state       *reloadable // shared by a load and every reload of it
+	warnings    []Warning   // see Warnings
 }
 
 // position is where a value is written, for errors found after the
@@ -285,7 +286,7 @@ func load(name string, data []byte, opts policy.Options) (*Loaded, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name}
+	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name, warnings: b.warnings(sec, allow)}
 	if sec != nil {
 		l.Policy, l.Engine = sec.engine, sec.engine
 		l.Policies, l.Grants, l.grantAt = sec.policies, sec.grants, sec.grantAt

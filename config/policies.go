@@ -29,6 +29,34 @@ type policySection struct {
 	grantAt     []grantPos     // where each of grants is written
 	policiesKey position
 	grantsKey   position
+	patterns    []patternAt // every rule's tools patterns, in file order
+}
+
+// patternAt is one tools pattern of a rule and where it is written, for
+// Loaded.Warnings.
+type patternAt struct {
+	pattern string
+	at      position
+}
+
+// toolPatterns returns the tools patterns of the rules of docs, each with
+// its position.
+func toolPatterns(docs []*policyDoc) []patternAt {
+	var out []patternAt
+	for _, pd := range docs {
+		if !pd.ok {
+			continue
+		}
+		for _, rd := range pd.rules {
+			if !rd.ok {
+				continue
+			}
+			for _, t := range rd.tools {
+				out = append(out, patternAt{pattern: t.v, at: positionOf(t.node, t.path)})
+			}
+		}
+	}
+	return out
 }
 
 // nodeIndex maps the key paths of the policies section to their nodes,
@@ -117,6 +145,7 @@ func (b *builder) policySection(opts policy.Options) *policySection {
 		policies:    pols,
 		policiesKey: positionOf(doc.policiesKey, "policies"),
 		grantsKey:   positionOf(doc.grantsKey, doc.grantsPath),
+		patterns:    toolPatterns(doc.policies),
 	}
 	b.grants(sec, opts)
 	return sec
