@@ -40,7 +40,9 @@ type Record struct {
 //   - Delete removes the record with the given ID and reports whether a
 //     pending record was removed: false for an unknown ID, a record already
 //     taken or deleted, or one that had expired.
-//   - Stored records are returned exactly as saved, byte for byte in Input.
+//   - Stored records are returned exactly as saved, byte for byte in Input,
+//     each under its own ID. Save must not keep rec's slices: the caller
+//     may change them once Save has returned.
 //
 // A store is on the trusted side: whoever can write records into it can
 // create pending approvals. What the Executor does not take from the store

@@ -1,10 +1,12 @@
 package execgatetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,13 +24,16 @@ type NewStoreFunc func(t *testing.T, capacity int) execgate.ApprovalStore
 
 // TestApprovalStore checks an ApprovalStore implementation against the
 // contract documented on execgate.ApprovalStore: records come back exactly
-// as saved; Take is single use, also under 1000 concurrent calls; Take and
-// Delete are mutually exclusive; unknown IDs give ErrNoRecord and false;
-// duplicate IDs are refused with ErrDuplicateID; expired records are never
-// handed out as live and never count against capacity; a full store refuses
-// with ErrStoreFull and evicts nothing, also under concurrent saves.
+// as saved, each under its own ID, and a caller changing its record after
+// Save changes nothing stored; Take is single use, also under 1000
+// concurrent calls; Take and Delete are mutually exclusive; unknown IDs
+// give ErrNoRecord and false; duplicate IDs are refused with
+// ErrDuplicateID; expired records are never handed out as live and never
+// count against capacity; a full store refuses with ErrStoreFull and
+// evicts nothing, also under concurrent saves.
 //
-// Call it from a test of your own package:
+// Each property is a subtest named after it. Call it from a test of your
+// own package:
 //
 //	func TestMyStore(t *testing.T) {
 //		execgatetest.TestApprovalStore(t, func(t *testing.T, capacity int) execgate.ApprovalStore {
@@ -36,17 +41,50 @@ type NewStoreFunc func(t *testing.T, capacity int) execgate.ApprovalStore
 //		})
 //	}
 func TestApprovalStore(t *testing.T, newStore NewStoreFunc) {
-	t.Run("SaveTakeRoundTrip", func(t *testing.T) { testRoundTrip(t, newStore) })
-	t.Run("TakeIsSingleUse", func(t *testing.T) { testTakeOnce(t, newStore) })
-	t.Run("UnknownID", func(t *testing.T) { testUnknown(t, newStore) })
-	t.Run("DuplicateID", func(t *testing.T) { testDuplicate(t, newStore) })
-	t.Run("Delete", func(t *testing.T) { testDelete(t, newStore) })
-	t.Run("ConcurrentTakes", func(t *testing.T) { testConcurrentTakes(t, newStore) })
-	t.Run("TakeDeleteRace", func(t *testing.T) { testTakeDeleteRace(t, newStore) })
-	t.Run("Expiry", func(t *testing.T) { testExpiry(t, newStore) })
-	t.Run("Capacity", func(t *testing.T) { testCapacity(t, newStore) })
-	t.Run("ExpiredDoNotCount", func(t *testing.T) { testExpiredDoNotCount(t, newStore) })
-	t.Run("ConcurrentSavesAtCapacity", func(t *testing.T) { testConcurrentSaves(t, newStore) })
+	for _, c := range storeChecks {
+		t.Run(c.name, func(t *testing.T) {
+			c.run(t, func(capacity int) execgate.ApprovalStore { return newStore(t, capacity) })
+		})
+	}
+}
+
+// reporter is what the checks of a kit report to: the *testing.T of a
+// subtest when a user runs the kit, and a recorder when the kit's own
+// tests run it against broken implementations. Fatalf must end the
+// goroutine that calls it, as testing.T's does; only a check's own
+// goroutine calls it.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+	Setenv(key, value string)
+}
+
+// storeMaker is a NewStoreFunc bound to the subtest that uses the store.
+type storeMaker func(capacity int) execgate.ApprovalStore
+
+// storeCheck is one property of the ApprovalStore contract.
+type storeCheck struct {
+	name string
+	run  func(t reporter, newStore storeMaker)
+}
+
+// storeChecks are the properties TestApprovalStore checks, in order.
+var storeChecks = []storeCheck{
+	{"SaveTakeRoundTrip", testRoundTrip},
+	{"EachIDHasItsOwnRecord", testOwnRecord},
+	{"SaveKeepsItsOwnCopy", testSaveCopies},
+	{"TakeIsSingleUse", testTakeOnce},
+	{"UnknownID", testUnknown},
+	{"DuplicateID", testDuplicate},
+	{"Delete", testDelete},
+	{"ConcurrentTakes", testConcurrentTakes},
+	{"TakeDeleteRace", testTakeDeleteRace},
+	{"Expiry", testExpiry},
+	{"Capacity", testCapacity},
+	{"ExpiredDoNotCount", testExpiredDoNotCount},
+	{"ConcurrentSavesAtCapacity", testConcurrentSaves},
 }
 
 // record returns a distinct, well-formed record expiring at exp.
@@ -55,7 +93,7 @@ func record(exp time.Time) execgate.Record {
 	created := exp.Add(-15 * time.Minute).UTC().Round(0)
 	return execgate.Record{
 		Approval: execgate.Approval{
-			ID: id, Name: "tool.cmd", Command: "/usr/bin/tool",
+			ID: id, Principal: "agent-7", Name: "tool.cmd", Command: "/usr/bin/tool",
 			Args:   []string{"--flag", "value with spaces", "ünïcode"},
 			Digest: fmt.Sprintf("%064x", uuid.Must(uuid.NewRandom()).ID()), Reason: "kit",
 			PolicyVersion: "1", CreatedAt: created, ExpiresAt: exp.UTC().Round(0),
@@ -70,15 +108,15 @@ func record(exp time.Time) execgate.Record {
 func live() execgate.Record    { return record(time.Now().Add(time.Hour)) }
 func expired() execgate.Record { return record(time.Now().Add(-time.Hour)) }
 
-func save(t *testing.T, s execgate.ApprovalStore, rec execgate.Record) {
+func save(t reporter, s execgate.ApprovalStore, rec execgate.Record) {
 	t.Helper()
 	if err := s.Save(context.Background(), rec); err != nil {
 		t.Fatalf("Save(%s): %v", rec.Approval.ID, err)
 	}
 }
 
-func testRoundTrip(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testRoundTrip(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	want := live()
 	save(t, s, want)
 	got, err := s.Take(context.Background(), want.Approval.ID)
@@ -90,28 +128,96 @@ func testRoundTrip(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
+// sameRecord reports the first field in which got differs from want. It
+// walks every exported field of Record, so a field added to Record or
+// Approval is compared too; times are compared as instants, byte slices
+// byte for byte (nil and empty are the same).
 func sameRecord(got, want execgate.Record) error {
-	g, w := got.Approval, want.Approval
+	return sameValue("Record", reflect.ValueOf(got), reflect.ValueOf(want))
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+func sameValue(path string, got, want reflect.Value) error {
+	t := got.Type()
 	switch {
-	case g.ID != w.ID, g.Name != w.Name, g.Command != w.Command, g.Digest != w.Digest,
-		g.Reason != w.Reason, g.PolicyVersion != w.PolicyVersion:
-		return fmt.Errorf("envelope fields differ: got %+v, want %+v", g, w)
-	case !g.CreatedAt.Equal(w.CreatedAt), !g.ExpiresAt.Equal(w.ExpiresAt):
-		return fmt.Errorf("times differ: got %v/%v, want %v/%v", g.CreatedAt, g.ExpiresAt, w.CreatedAt, w.ExpiresAt)
-	case fmt.Sprint(g.Args) != fmt.Sprint(w.Args) || len(g.Args) != len(w.Args):
-		return fmt.Errorf("args differ: got %q, want %q", g.Args, w.Args)
-	case string(got.Input) != string(want.Input):
-		return fmt.Errorf("input differs: got %q, want %q", got.Input, want.Input)
-	case got.Fingerprint != want.Fingerprint, got.StdinSHA256 != want.StdinSHA256:
-		return fmt.Errorf("fingerprint or stdin hash differs")
-	case string(got.Salt) != string(want.Salt):
-		return fmt.Errorf("salt differs")
+	case t == timeType:
+		if g, w := got.Interface().(time.Time), want.Interface().(time.Time); !g.Equal(w) {
+			return fmt.Errorf("%s differs: got %v, want %v", path, g, w)
+		}
+	case t.Kind() == reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				if err := sameValue(path+"."+f.Name, got.Field(i), want.Field(i)); err != nil {
+					return err
+				}
+			}
+		}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			return fmt.Errorf("%s differs: got %q, want %q", path, got.Bytes(), want.Bytes())
+		}
+	case t.Kind() == reflect.Slice:
+		if got.Len() != want.Len() {
+			return fmt.Errorf("%s differs: got %d elements, want %d: got %v, want %v", path, got.Len(), want.Len(), got, want)
+		}
+		for i := range got.Len() {
+			if err := sameValue(fmt.Sprintf("%s[%d]", path, i), got.Index(i), want.Index(i)); err != nil {
+				return err
+			}
+		}
+	case !reflect.DeepEqual(got.Interface(), want.Interface()):
+		return fmt.Errorf("%s differs: got %#v, want %#v", path, got, want)
 	}
 	return nil
 }
 
-func testTakeOnce(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testOwnRecord(t reporter, newStore storeMaker) {
+	s := newStore(10)
+	recs := []execgate.Record{live(), live(), live()}
+	for i := range recs {
+		recs[i].Approval.Reason = fmt.Sprintf("record %d", i)
+		recs[i].Input = json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))
+		save(t, s, recs[i])
+	}
+	for _, i := range []int{1, 2, 0} {
+		got, err := s.Take(context.Background(), recs[i].Approval.ID)
+		if err != nil {
+			t.Fatalf("Take(%s): %v", recs[i].Approval.ID, err)
+		}
+		if err := sameRecord(got, recs[i]); err != nil {
+			t.Errorf("Take(%s) returned another record: %v", recs[i].Approval.ID, err)
+		}
+	}
+}
+
+func testSaveCopies(t reporter, newStore storeMaker) {
+	s := newStore(10)
+	rec := live()
+	want := live()
+	want.Approval.ID = rec.Approval.ID
+	want.Approval.Digest = rec.Approval.Digest
+	want.Approval.CreatedAt, want.Approval.ExpiresAt = rec.Approval.CreatedAt, rec.Approval.ExpiresAt
+	save(t, s, rec)
+	// The caller reuses its buffers after Save.
+	for i := range rec.Input {
+		rec.Input[i] = ' '
+	}
+	rec.Approval.Args[0] = "--changed"
+	for i := range rec.Salt {
+		rec.Salt[i] = 0
+	}
+	got, err := s.Take(context.Background(), rec.Approval.ID)
+	if err != nil {
+		t.Fatalf("Take: %v", err)
+	}
+	if err := sameRecord(got, want); err != nil {
+		t.Errorf("changing the saved record's buffers after Save changed the stored record: %v", err)
+	}
+}
+
+func testTakeOnce(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	rec := live()
 	save(t, s, rec)
 	if _, err := s.Take(context.Background(), rec.Approval.ID); err != nil {
@@ -122,8 +228,8 @@ func testTakeOnce(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
-func testUnknown(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testUnknown(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	id := uuid.NewString()
 	if _, err := s.Take(context.Background(), id); !errors.Is(err, execgate.ErrNoRecord) {
 		t.Errorf("Take(unknown): got %v, want ErrNoRecord", err)
@@ -134,8 +240,8 @@ func testUnknown(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
-func testDuplicate(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testDuplicate(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	rec := live()
 	save(t, s, rec)
 	other := live()
@@ -152,8 +258,8 @@ func testDuplicate(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
-func testDelete(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testDelete(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	rec := live()
 	save(t, s, rec)
 	if ok, err := s.Delete(context.Background(), rec.Approval.ID); err != nil || !ok {
@@ -175,12 +281,13 @@ func testDelete(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
-func testConcurrentTakes(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testConcurrentTakes(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	rec := live()
 	save(t, s, rec)
 	const n = 1000
 	var wins atomic.Int64
+	var others errorCount
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range n {
@@ -193,19 +300,20 @@ func testConcurrentTakes(t *testing.T, newStore NewStoreFunc) {
 			case err == nil:
 				wins.Add(1)
 			case !errors.Is(err, execgate.ErrNoRecord):
-				t.Errorf("Take: %v", err)
+				others.note(err)
 			}
 		}()
 	}
 	close(start)
 	wg.Wait()
+	others.report(t, "concurrent Takes failed with an error other than ErrNoRecord")
 	if got := wins.Load(); got != 1 {
 		t.Errorf("%d of %d concurrent Takes succeeded; want exactly 1", got, n)
 	}
 }
 
-func testTakeDeleteRace(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testTakeDeleteRace(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	for i := range 100 {
 		rec := live()
 		save(t, s, rec)
@@ -229,8 +337,8 @@ func testTakeDeleteRace(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
-func testExpiry(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 10)
+func testExpiry(t reporter, newStore storeMaker) {
+	s := newStore(10)
 	rec := expired()
 	save(t, s, rec)
 	got, err := s.Take(context.Background(), rec.Approval.ID)
@@ -251,8 +359,8 @@ func testExpiry(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
-func testCapacity(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 3)
+func testCapacity(t reporter, newStore storeMaker) {
+	s := newStore(3)
 	var ids []string
 	for range 3 {
 		rec := live()
@@ -270,8 +378,8 @@ func testCapacity(t *testing.T, newStore NewStoreFunc) {
 	save(t, s, live()) // room again
 }
 
-func testExpiredDoNotCount(t *testing.T, newStore NewStoreFunc) {
-	s := newStore(t, 2)
+func testExpiredDoNotCount(t reporter, newStore storeMaker) {
+	s := newStore(2)
 	save(t, s, expired())
 	save(t, s, expired())
 	fresh := live()
@@ -283,10 +391,11 @@ func testExpiredDoNotCount(t *testing.T, newStore NewStoreFunc) {
 	}
 }
 
-func testConcurrentSaves(t *testing.T, newStore NewStoreFunc) {
+func testConcurrentSaves(t reporter, newStore storeMaker) {
 	const capacity, n = 10, 50
-	s := newStore(t, capacity)
+	s := newStore(capacity)
 	var saved, full atomic.Int64
+	var others errorCount
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
@@ -299,12 +408,37 @@ func testConcurrentSaves(t *testing.T, newStore NewStoreFunc) {
 			case errors.Is(err, execgate.ErrStoreFull):
 				full.Add(1)
 			default:
-				t.Errorf("Save: %v", err)
+				others.note(err)
 			}
 		}()
 	}
 	wg.Wait()
+	others.report(t, "concurrent Saves failed with an error other than ErrStoreFull")
 	if saved.Load() != capacity || full.Load() != n-capacity {
 		t.Errorf("concurrent saves: %d saved, %d refused as full; want %d and %d", saved.Load(), full.Load(), capacity, n-capacity)
+	}
+}
+
+// errorCount counts the unexpected errors of concurrent calls, so that a
+// check reports them once, not once per goroutine.
+type errorCount struct {
+	mu    sync.Mutex
+	n     int
+	first error
+}
+
+func (c *errorCount) note(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		c.first = err
+	}
+	c.n++
+}
+
+func (c *errorCount) report(t reporter, what string) {
+	t.Helper()
+	if c.n > 0 {
+		t.Errorf("%d %s, the first: %v", c.n, what, c.first)
 	}
 }
