@@ -2,6 +2,11 @@ package execgatetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,122 +22,232 @@ import (
 // argv, environment, working directory and stdin are exactly the
 // Invocation's; an exit status is reported as it is; a Timeout, a
 // NoOutputTimeout and a done context end the process with the matching
-// termination; output is bounded to MaxOutput with the rest counted; and a
-// file that cannot be started is an Outcome error, not a panic or a hang.
+// termination; output is bounded to MaxOutput with the rest counted; a
+// file that cannot be started, or that does not match the Invocation's
+// SHA256 pin, is an Outcome error and starts nothing.
 //
-// It runs common Unix tools found on PATH (echo, env, pwd, cat, false,
-// sleep, head); a subtest whose tool is missing fails. Use it from a test
-// of your own package:
+// Each property is a subtest named after it. It runs common Unix tools
+// found on PATH (printf, env, pwd, cat, false, sleep, head, touch); a
+// subtest whose tool is missing fails. An ExecFn that ignores a timeout
+// or the context makes its subtest last a few seconds, not forever. Use
+// it from a test of your own package:
 //
 //	func TestMyExecFn(t *testing.T) { execgatetest.TestExecFn(t, myExecFn) }
 func TestExecFn(t *testing.T, fn execgate.ExecFn) {
-	tool := func(t *testing.T, name string) string {
-		t.Helper()
-		p, err := exec.LookPath(name)
-		if err != nil || !filepath.IsAbs(p) {
-			t.Fatalf("TestExecFn needs %s on PATH: %v", name, err)
-		}
-		return p
+	for _, c := range execFnChecks {
+		t.Run(c.name, func(t *testing.T) { c.run(&execKit{t: t, fn: fn}) })
 	}
-	inv := func(path string, args ...string) execgate.Invocation {
-		return execgate.Invocation{Name: "kit", Path: path, Args: args, Env: []string{}, Dir: "/",
-			Timeout: 10 * time.Second, MaxOutput: 1 << 16}
+}
+
+// execFnCheck is one property of the ExecFn contract.
+type execFnCheck struct {
+	name string
+	run  func(k *execKit)
+}
+
+// execFnChecks are the properties TestExecFn checks, in order.
+var execFnChecks = []execFnCheck{
+	{"ArgvIsExact", testArgv},
+	{"EnvIsExact", testEnv},
+	{"DirIsHonoured", testDir},
+	{"StdinIsTheInvocations", testStdin},
+	{"ExitStatus", testExitStatus},
+	{"Timeout", testTimeout},
+	{"NoOutputTimeout", testNoOutputTimeout},
+	{"Canceled", testCanceled},
+	{"OutputIsBounded", testOutputBounded},
+	{"SpawnError", testSpawnError},
+	{"SHA256PinIsChecked", testSHA256Pin},
+}
+
+// kitSleep is how long the commands that a timeout or the context must
+// end would run by themselves: long enough that ending on their own
+// cannot pass for being ended, short enough that an ExecFn ignoring the
+// limit costs its subtest seconds, not minutes.
+const kitSleep = "3"
+
+// kitDeadline is the Timeout, NoOutputTimeout and context deadline the
+// kit sets for commands that must be ended.
+const kitDeadline = 200 * time.Millisecond
+
+// execKit is what the ExecFn checks share: where they report, the ExecFn
+// under test, and helpers.
+type execKit struct {
+	t  reporter
+	fn execgate.ExecFn
+}
+
+// tool returns the absolute path of a tool on PATH.
+func (k *execKit) tool(name string) string {
+	k.t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil || !filepath.IsAbs(p) {
+		k.t.Fatalf("TestExecFn needs %s on PATH: %v", name, err)
 	}
-	run := func(t *testing.T, in execgate.Invocation) execgate.Outcome {
-		t.Helper()
-		return fn(context.Background(), in)
+	return p
+}
+
+// inv returns an Invocation of path with args, an empty environment, "/"
+// as its directory, and generous limits.
+func (k *execKit) inv(path string, args ...string) execgate.Invocation {
+	return execgate.Invocation{Name: "kit", Path: path, Args: args, Env: []string{}, Dir: "/",
+		Timeout: 10 * time.Second, MaxOutput: 1 << 16}
+}
+
+func (k *execKit) run(in execgate.Invocation) execgate.Outcome {
+	return k.fn(context.Background(), in)
+}
+
+// exited fails unless o is an exit with status code.
+func (k *execKit) exited(o execgate.Outcome, code int) {
+	k.t.Helper()
+	if o.Err != nil || (o.Termination != "" && o.Termination != execgate.TerminationExit) || o.ExitCode != code {
+		k.t.Fatalf("want an exit with status %d, got termination %q, exit code %d, error %v, stderr %q", code, o.Termination, o.ExitCode, o.Err, o.Stderr)
 	}
-	exited := func(t *testing.T, o execgate.Outcome, code int) {
-		t.Helper()
-		if o.Err != nil || (o.Termination != "" && o.Termination != execgate.TerminationExit) || o.ExitCode != code {
-			t.Fatalf("want an exit with status %d, got termination %q, exit code %d, error %v, stderr %q", code, o.Termination, o.ExitCode, o.Err, o.Stderr)
-		}
+}
+
+func testArgv(k *execKit) {
+	args := []string{"a b", "$(id)", "*", ";", "", "--x=y", "%s", `back\slash`}
+	o := k.run(k.inv(k.tool("printf"), append([]string{`[%s]\n`}, args...)...))
+	k.exited(o, 0)
+	var want strings.Builder
+	for _, a := range args {
+		want.WriteString("[" + a + "]\n")
+	}
+	if got := string(o.Stdout); got != want.String() {
+		k.t.Errorf("printf printed %q, want %q: each argument exactly as given, one each", got, want.String())
+	}
+}
+
+func testEnv(k *execKit) {
+	k.t.Setenv("EXECGATE_KIT_CANARY", "inherited")
+	in := k.inv(k.tool("env"))
+	in.Env = []string{"A=1", "B=two words"}
+	o := k.run(in)
+	k.exited(o, 0)
+	got := strings.Split(strings.TrimSpace(string(o.Stdout)), "\n")
+	slices.Sort(got)
+	if !slices.Equal(got, in.Env) {
+		k.t.Errorf("the child's environment has the variables %s, want exactly %s", envKeys(got), envKeys(in.Env))
+	}
+	in.Env = nil
+	if o := k.run(in); strings.TrimSpace(string(o.Stdout)) != "" {
+		k.t.Errorf("a nil Env gave the child the variables %s, want an empty environment", envKeys(strings.Split(strings.TrimSpace(string(o.Stdout)), "\n")))
+	}
+}
+
+// envKeys lists the names of "KEY=value" entries: what the kit reports of
+// an environment, whose values may be secrets.
+func envKeys(env []string) string {
+	keys := make([]string, len(env))
+	for i, kv := range env {
+		keys[i], _, _ = strings.Cut(kv, "=")
+	}
+	return strings.Join(keys, " ")
+}
+
+func testDir(k *execKit) {
+	in := k.inv(k.tool("pwd"))
+	in.Dir = k.t.TempDir()
+	o := k.run(in)
+	k.exited(o, 0)
+	want, _ := filepath.EvalSymlinks(in.Dir)
+	if got, _ := filepath.EvalSymlinks(strings.TrimSpace(string(o.Stdout))); got != want {
+		k.t.Errorf("the child ran in %q, want %q", got, want)
+	}
+}
+
+func testStdin(k *execKit) {
+	in := k.inv(k.tool("cat"))
+	in.Stdin = []byte("line one\nline two\n")
+	o := k.run(in)
+	k.exited(o, 0)
+	if string(o.Stdout) != string(in.Stdin) {
+		k.t.Errorf("cat printed %q, want %q", o.Stdout, in.Stdin)
+	}
+	in.Stdin = nil
+	if o := k.run(in); len(o.Stdout) != 0 {
+		k.t.Errorf("with no Stdin, cat printed %q, want nothing", o.Stdout)
+	}
+}
+
+func testExitStatus(k *execKit) {
+	k.exited(k.run(k.inv(k.tool("false"))), 1)
+}
+
+func testTimeout(k *execKit) {
+	in := k.inv(k.tool("sleep"), kitSleep)
+	in.Timeout = kitDeadline
+	if o := k.run(in); o.Termination != execgate.TerminationTimeout {
+		k.t.Errorf("sleep %s with a Timeout of %v: got termination %q, want %q", kitSleep, kitDeadline, o.Termination, execgate.TerminationTimeout)
+	}
+}
+
+func testNoOutputTimeout(k *execKit) {
+	in := k.inv(k.tool("sleep"), kitSleep)
+	in.NoOutputTimeout = kitDeadline
+	if o := k.run(in); o.Termination != execgate.TerminationNoOutputTimeout {
+		k.t.Errorf("sleep %s with a NoOutputTimeout of %v: got termination %q, want %q", kitSleep, kitDeadline, o.Termination, execgate.TerminationNoOutputTimeout)
+	}
+}
+
+func testCanceled(k *execKit) {
+	ctx, cancel := context.WithTimeout(context.Background(), kitDeadline)
+	defer cancel()
+	if o := k.fn(ctx, k.inv(k.tool("sleep"), kitSleep)); o.Termination != execgate.TerminationCanceled {
+		k.t.Errorf("sleep %s with a context done after %v: got termination %q, want %q", kitSleep, kitDeadline, o.Termination, execgate.TerminationCanceled)
+	}
+}
+
+func testOutputBounded(k *execKit) {
+	in := k.inv(k.tool("head"), "-c", "1000000", "/dev/zero")
+	in.MaxOutput = 1000
+	o := k.run(in)
+	k.exited(o, 0)
+	if len(o.Stdout) > in.MaxOutput || int64(len(o.Stdout))+o.StdoutDropped != 1000000 {
+		k.t.Errorf("kept %d bytes and dropped %d of 1000000, want at most %d kept and the rest counted", len(o.Stdout), o.StdoutDropped, in.MaxOutput)
+	}
+}
+
+func testSpawnError(k *execKit) {
+	o := k.run(k.inv(filepath.Join(k.t.TempDir(), "missing")))
+	if !spawnFailed(o) {
+		k.t.Errorf("starting a missing file gave termination %q, exit code %d and no error", o.Termination, o.ExitCode)
+	}
+}
+
+// spawnFailed reports whether o says that nothing could be started.
+func spawnFailed(o execgate.Outcome) bool {
+	return o.Err != nil || o.Termination == execgate.TerminationSpawnError
+}
+
+func testSHA256Pin(k *execKit) {
+	touch := k.tool("touch")
+	marker := filepath.Join(k.t.TempDir(), "ran")
+	in := k.inv(touch, marker)
+	in.SHA256 = strings.Repeat("0", 64)
+	if o := k.run(in); !spawnFailed(o) {
+		k.t.Errorf("a file that does not match its SHA256 pin gave termination %q and no error", o.Termination)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
+		k.t.Errorf("a file that does not match its SHA256 pin was started: %s exists (%v)", marker, err)
 	}
 
-	t.Run("ArgvIsExact", func(t *testing.T) {
-		args := []string{"a b", "$(id)", "*", ";", "", "--x=y"}
-		o := run(t, inv(tool(t, "echo"), args...))
-		exited(t, o, 0)
-		if got, want := string(o.Stdout), strings.Join(args, " ")+"\n"; got != want {
-			t.Errorf("echo printed %q, want %q", got, want)
+	b, err := os.ReadFile(touch)
+	if err != nil {
+		k.t.Fatalf("reading %s: %v", touch, err)
+	}
+	sum := sha256.Sum256(b)
+	in.SHA256 = hex.EncodeToString(sum[:])
+	if o := k.run(in); spawnFailed(o) {
+		// A pin can only be checked on a file run as it is; a tool that
+		// is a script cannot be pinned this way.
+		if strings.HasPrefix(string(b), "#!") {
+			return
 		}
-	})
-	t.Run("EnvIsExact", func(t *testing.T) {
-		t.Setenv("EXECGATE_KIT_CANARY", "inherited")
-		in := inv(tool(t, "env"))
-		in.Env = []string{"A=1", "B=two words"}
-		o := run(t, in)
-		exited(t, o, 0)
-		got := strings.Split(strings.TrimSpace(string(o.Stdout)), "\n")
-		slices.Sort(got)
-		if !slices.Equal(got, in.Env) {
-			t.Errorf("the child's environment is %q, want exactly %q", got, in.Env)
-		}
-		in.Env = nil
-		if o := run(t, in); strings.TrimSpace(string(o.Stdout)) != "" {
-			t.Errorf("a nil Env gave the child %q, want an empty environment", o.Stdout)
-		}
-	})
-	t.Run("DirIsHonoured", func(t *testing.T) {
-		in := inv(tool(t, "pwd"))
-		in.Dir = t.TempDir()
-		o := run(t, in)
-		exited(t, o, 0)
-		want, _ := filepath.EvalSymlinks(in.Dir)
-		if got, _ := filepath.EvalSymlinks(strings.TrimSpace(string(o.Stdout))); got != want {
-			t.Errorf("the child ran in %q, want %q", got, want)
-		}
-	})
-	t.Run("StdinIsTheInvocations", func(t *testing.T) {
-		in := inv(tool(t, "cat"))
-		in.Stdin = []byte("line one\nline two\n")
-		o := run(t, in)
-		exited(t, o, 0)
-		if string(o.Stdout) != string(in.Stdin) {
-			t.Errorf("cat printed %q, want %q", o.Stdout, in.Stdin)
-		}
-		in.Stdin = nil
-		if o := run(t, in); len(o.Stdout) != 0 {
-			t.Errorf("with no Stdin, cat printed %q, want nothing", o.Stdout)
-		}
-	})
-	t.Run("ExitStatus", func(t *testing.T) {
-		exited(t, run(t, inv(tool(t, "false"))), 1)
-	})
-	t.Run("Timeout", func(t *testing.T) {
-		in := inv(tool(t, "sleep"), "30")
-		in.Timeout = 200 * time.Millisecond
-		if o := run(t, in); o.Termination != execgate.TerminationTimeout {
-			t.Errorf("got termination %q, want %q", o.Termination, execgate.TerminationTimeout)
-		}
-	})
-	t.Run("NoOutputTimeout", func(t *testing.T) {
-		in := inv(tool(t, "sleep"), "30")
-		in.NoOutputTimeout = 200 * time.Millisecond
-		if o := run(t, in); o.Termination != execgate.TerminationNoOutputTimeout {
-			t.Errorf("got termination %q, want %q", o.Termination, execgate.TerminationNoOutputTimeout)
-		}
-	})
-	t.Run("Canceled", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		if o := fn(ctx, inv(tool(t, "sleep"), "30")); o.Termination != execgate.TerminationCanceled {
-			t.Errorf("got termination %q, want %q", o.Termination, execgate.TerminationCanceled)
-		}
-	})
-	t.Run("OutputIsBounded", func(t *testing.T) {
-		in := inv(tool(t, "head"), "-c", "1000000", "/dev/zero")
-		in.MaxOutput = 1000
-		o := run(t, in)
-		exited(t, o, 0)
-		if len(o.Stdout) > in.MaxOutput || int64(len(o.Stdout))+o.StdoutDropped != 1000000 {
-			t.Errorf("kept %d bytes and dropped %d of 1000000, want at most %d kept and the rest counted", len(o.Stdout), o.StdoutDropped, in.MaxOutput)
-		}
-	})
-	t.Run("SpawnError", func(t *testing.T) {
-		o := run(t, inv(filepath.Join(t.TempDir(), "missing")))
-		if o.Err == nil && o.Termination != execgate.TerminationSpawnError {
-			t.Errorf("starting a missing file gave termination %q and no error", o.Termination)
-		}
-	})
+		k.t.Errorf("a file that matches its SHA256 pin did not start: %v", o.Err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		k.t.Errorf("a file that matches its SHA256 pin did not run: %v", err)
+	}
 }
