@@ -73,8 +73,9 @@ import (
 // JSONSchema describes T as the model should see it: an object with
 // "additionalProperties": false, a property per field by json name with
 // its type, a "description" from the field's desc:"..." tag, "required"
-// from the validate:"required" tag, and the constraints of the tags min,
-// max, len, gt, gte, lt, lte (as minLength and maxLength for strings,
+// listing every field that Parse refuses to see left out (see below), and
+// the constraints of the tags min, max, len, gt, gte, lt, lte (as
+// minLength and maxLength for strings,
 // minItems and maxItems for slices, minProperties and maxProperties for
 // maps, minimum, maximum, exclusiveMinimum and exclusiveMaximum for
 // numbers), oneof (an enum, with numbers for integer fields), regexp (a
@@ -83,6 +84,18 @@ import (
 // after dive describe the items of a slice or the values of a map, and
 // keys ... endkeys its property names. Other tags and alternatives (a|b)
 // are enforced but not described. The schema is computed once, by Struct.
+//
+// A field left out of the input holds its zero value (nil for a
+// pointer), and it is listed as required when its tags refuse that
+// value: required, and also min=1 or len=4 or gt=0 on a string, slice or
+// map, min=1 on a number, a oneof that does not list the zero value, a
+// regexp that "" does not match, email, a pointer whose tags do not start
+// with omitempty or omitnil, a struct with a required field, and so on;
+// Struct asks validator itself, once. Tags whose verdict depends on
+// another field (required_with, required_if, excluded_unless,
+// skip_unless, eqfield, gtcsfield, ...) are left out of that question:
+// a field they make required only sometimes is not listed, and Parse
+// refuses it where they say.
 //
 // Parse and JSONSchema may be called concurrently. build is called once
 // per accepted input and may be called concurrently; a panic in build is
@@ -646,7 +659,7 @@ func (b *schemaBuilder) object(t reflect.Type, where string) (*schemaNode, error
 				return nil, fmt.Errorf("%s: validate tags here are never checked: add dive to the tags of the enclosing slice, array or map field", fw)
 			}
 		}
-		child, required, err := b.field(f.Type, tags, fw)
+		child, _, err := b.field(f.Type, tags, fw)
 		if err != nil {
 			return nil, err
 		}
@@ -654,11 +667,63 @@ func (b *schemaBuilder) object(t reflect.Type, where string) (*schemaNode, error
 			child.Description = d
 		}
 		n.Properties.add(f.Name, child)
-		if required {
+		// Inside a slice, array or map without dive, validator checks
+		// nothing.
+		if b.unchecked == 0 && missingRefused(f.Type, f.Tag.Get("validate")) {
 			n.Required = append(n.Required, f.Name)
 		}
 	}
 	return n, nil
+}
+
+// missingRefused reports whether validation refuses a field of type t
+// with the validate tag vt when the input leaves the field out, so that
+// it holds its zero value: validator itself is asked, about a struct
+// holding only that field. It is what makes a field required in the
+// schema: the tag required, and every other tag its zero value fails
+// (min=1 on a string, slice or map, len=4, gt=0, oneof without the zero
+// value, a regexp "" does not match, email, ...), also in a nested
+// struct. Tags that depend on other fields are left out (see
+// unconditionalTags), so a field that is required only with others is
+// not listed. A tag validator cannot use is reported by probeTags, not
+// here.
+func missingRefused(t reflect.Type, vt string) (refused bool) {
+	if vt == "-" {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			refused = false
+		}
+	}()
+	var tag reflect.StructTag
+	if vt = unconditionalTags(vt); vt != "" {
+		tag = reflect.StructTag("validate:" + strconv.Quote(vt))
+	}
+	probe := reflect.StructOf([]reflect.StructField{{Name: "F", Type: t, Tag: tag}})
+	return structValidator().Struct(reflect.New(probe).Interface()) != nil
+}
+
+// unconditionalTags returns the validate tag vt without the tags whose
+// verdict depends on other fields: the required_*, excluded_* and
+// skip_unless families and the cross-field comparisons (eqfield,
+// gtcsfield, fieldcontains, ...). An alternative (a|b) goes when any of
+// its parts does. The rest all hold whatever the other fields are, so
+// that when they refuse a value, the whole tag does.
+func unconditionalTags(vt string) string {
+	var kept []string
+	for _, tag := range strings.Split(vt, ",") {
+		conditional := false
+		for _, alt := range strings.Split(tag, "|") {
+			name, _, _ := strings.Cut(alt, "=")
+			conditional = conditional || strings.HasPrefix(name, "required_") || strings.HasPrefix(name, "excluded_") ||
+				name == "skip_unless" || strings.Contains(name, "field")
+		}
+		if !conditional {
+			kept = append(kept, tag)
+		}
+	}
+	return strings.Join(kept, ",")
 }
 
 // checkInertTags refuses validate tags on fields that JSON never sets
