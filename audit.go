@@ -30,26 +30,6 @@ const (
 	PhaseOutcome = "outcome"
 )
 
-// Error kinds an Event reports for a refused call.
-const (
-	ErrorKindNotFound   = "not_found"
-	ErrorKindValidation = "validation"
-	ErrorKindPolicy     = "policy"
-	ErrorKindApproval   = "approval"
-	ErrorKindAudit      = "audit"
-	ErrorKindStore      = "store"
-	// ErrorKindBusy is a call refused because the Executor's concurrency
-	// bound was reached (see BusyError).
-	ErrorKindBusy = "busy"
-	// ErrorKindUnauthenticated and ErrorKindRequest are for refusals
-	// made before the gate (see Executor.RecordRefusal): a request
-	// without valid credentials, and one refused for its size, content
-	// type, method, route or framing.
-	ErrorKindUnauthenticated = "unauthenticated"
-	ErrorKindRequest         = "request"
-	ErrorKindOther           = "error"
-)
-
 // Event is the audit record of one call to Run, Propose, Execute or
 // Reject, refused or run. The Executor hands one Event per call to
 // Config.Auditor (Phase PhaseOutcome) and, for a call that hands a process
@@ -119,10 +99,13 @@ type Event struct {
 	// Unconfined is the Result's: the parts of a best-effort Confinement
 	// that were not applied.
 	Unconfined []string `json:"unconfined,omitempty"`
-	// Error is the kind of refusal (ErrorKindNotFound, ...), or "".
+	// Error is the kind of refusal, KindOf the call's error (an
+	// ErrorKind: ErrorKindNotFound, ...), or "" for a call that was not
+	// refused.
 	Error string `json:"error,omitempty"`
-	// Reason details the refusal: the ApprovalError reason or the
-	// PolicyError action.
+	// Reason details the refusal: the PolicyError's action, the
+	// ApprovalError's reason, the BusyError's scope, or, for OpRequest,
+	// the server's few words.
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -223,8 +206,12 @@ type Refusal struct {
 	Route string
 	// Name is the command name the request named, if any.
 	Name string
-	// Kind is the kind of refusal: ErrorKindUnauthenticated,
-	// ErrorKindRequest, ErrorKindBusy or ErrorKindNotFound.
+	// Kind is the kind of refusal, an ErrorKind: ErrorKindUnauthenticated
+	// or ErrorKindRequest for a request the server refused on its own
+	// account, or the kind the gate would give the same refusal
+	// (ErrorKindNotFound for a name the server does not serve,
+	// ErrorKindValidation for a field it refuses, ErrorKindApproval for an
+	// approval it does not know, ErrorKindBusy).
 	Kind string
 	// Reason says why, in a few words ("bad token", "body too large").
 	// It must not hold a token, a body or any other secret.
@@ -300,37 +287,32 @@ func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error
 		ev.TraceID = newID()
 	}
 	if err != nil {
-		ev.Error, ev.Reason = errorKind(err)
+		ev.Error, ev.Reason = string(KindOf(err)), refusalReason(err)
 	}
 	_ = x.auditor.Audit(ctx, *ev)
 }
 
-// errorKind classifies a refusal for the audit trail.
-func errorKind(err error) (kind, reason string) {
+// refusalReason details a refusal for the audit trail: the PolicyError's
+// action, the ApprovalError's reason or the BusyError's scope, else "".
+func refusalReason(err error) string {
 	var (
-		nf *NotFoundError
-		ve *ValidationError
 		pe *PolicyError
 		ae *ApprovalError
-		au *AuditError
 		be *BusyError
 	)
-	switch {
-	case errors.As(err, &nf):
-		return ErrorKindNotFound, ""
-	case errors.As(err, &ve):
-		return ErrorKindValidation, ""
-	case errors.As(err, &pe):
-		return ErrorKindPolicy, pe.Action
-	case errors.As(err, &ae):
-		return ErrorKindApproval, ae.Reason
-	case errors.As(err, &au):
-		return ErrorKindAudit, ""
-	case errors.As(err, &be):
-		return ErrorKindBusy, be.Scope
-	case errors.Is(err, ErrStoreFull), errors.Is(err, ErrDuplicateID):
-		return ErrorKindStore, ""
-	default:
-		return ErrorKindOther, ""
+	switch KindOf(err) {
+	case ErrorKindPolicy:
+		if errors.As(err, &pe) {
+			return pe.Action
+		}
+	case ErrorKindApproval:
+		if errors.As(err, &ae) {
+			return ae.Reason
+		}
+	case ErrorKindBusy:
+		if errors.As(err, &be) {
+			return be.Scope
+		}
 	}
+	return ""
 }

@@ -178,3 +178,132 @@ var ErrNoRecord = errors.New("execgate: no such approval record")
 // ErrDuplicateID is returned by an ApprovalStore's Save when a record with
 // the same ID is already stored.
 var ErrDuplicateID = errors.New("execgate: approval ID already stored")
+
+// ErrorKind names a kind of refusal. It is the one vocabulary of every
+// surface that reports a refusal: Event.Error in the audit trail, the Kind
+// of a refusal over MCP (package mcpserver), and the "kind" of an error
+// from the execgate binary's HTTP API, its run command and its explain
+// command. KindOf classifies any error the gate returns; the two kinds for
+// refusals made before the gate, ErrorKindUnauthenticated and
+// ErrorKindRequest, are named by the server that made them (see
+// Executor.RecordRefusal).
+//
+// Each kind says what the caller can do about it:
+//
+//   - [ErrorKindNotFound]: use a name the allowlist serves.
+//   - [ErrorKindValidation]: change the fields the Issues name.
+//   - [ErrorKindPolicy]: the Policy's Action says: deny, do not retry;
+//     rate_limited, retry later; require_approval, propose the call.
+//   - [ErrorKindApproval]: propose the call anew.
+//   - [ErrorKindBusy], [ErrorKindStoreFull]: retry later; nothing started
+//     and nothing was stored.
+//   - [ErrorKindAudit], [ErrorKindInternal]: nothing the caller can change;
+//     an operator must look.
+//   - [ErrorKindUnauthenticated], [ErrorKindRequest]: fix the credentials,
+//     or the request itself.
+//
+// In every case nothing ran.
+type ErrorKind string
+
+// Kinds of refusal. They are untyped constants, so that they compare with
+// the string fields that carry a kind (Event.Error, Refusal.Kind) and
+// convert to ErrorKind, which KindOf returns.
+const (
+	// ErrorKindNotFound: the name is not allowlisted (*NotFoundError);
+	// nothing was decoded and no Policy was asked.
+	ErrorKindNotFound = "not_found"
+	// ErrorKindValidation: the input, the principal, the reason, an
+	// approval envelope or an approval ID was refused
+	// (*ValidationError); its Issues name each field.
+	ErrorKindValidation = "validation"
+	// ErrorKindPolicy: the Policy, or the spec's Floor, denied the call,
+	// refused it for a rate limit, or holds it for an approval that the
+	// path it came by does not take (*PolicyError); Action says which and
+	// Rule names the rule.
+	ErrorKindPolicy = "policy"
+	// ErrorKindApproval: an approval cannot be executed (*ApprovalError);
+	// Reason is ReasonUnknown, ReasonExpired, ReasonDigestMismatch or
+	// ReasonPolicyChanged.
+	ErrorKindApproval = "approval"
+	// ErrorKindBusy: a concurrency bound of the Executor was reached
+	// (*BusyError); the same call may be made again once a command has
+	// ended.
+	ErrorKindBusy = "busy"
+	// ErrorKindAudit: the Auditor could not record the call
+	// (*AuditError), so the gate, failing closed, started nothing.
+	ErrorKindAudit = "audit"
+	// ErrorKindStoreFull: there is no room for another pending approval
+	// (ErrStoreFull from the ApprovalStore, or a server's own bound on the
+	// approvals it keeps waiting); retry once some are decided or have
+	// expired.
+	ErrorKindStoreFull = "store_full"
+	// ErrorKindInternal: any other error: the Policy's own, an
+	// ApprovalStore's other than ErrStoreFull (ErrDuplicateID among them),
+	// a *ConfigError, a context's. Servers log its message and do not show
+	// it.
+	ErrorKindInternal = "internal"
+	// ErrorKindUnauthenticated: a server in front of the gate refused a
+	// request without valid credentials.
+	ErrorKindUnauthenticated = "unauthenticated"
+	// ErrorKindRequest: a server in front of the gate refused a request
+	// for its size, content type, method, route, framing, or for what the
+	// authenticated caller's role may do; the refusal's reason says which.
+	ErrorKindRequest = "request"
+
+	// ErrorKindStore is the kind ErrStoreFull had before ErrorKindStoreFull
+	// ("store", which ErrDuplicateID had too).
+	//
+	// Deprecated: use ErrorKindStoreFull, which it equals.
+	ErrorKindStore = ErrorKindStoreFull
+	// ErrorKindOther is the kind of an error no other kind names ("error"
+	// before ErrorKindInternal).
+	//
+	// Deprecated: use ErrorKindInternal, which it equals.
+	ErrorKindOther = ErrorKindInternal
+)
+
+// errorKinds lists every kind a refusal can have, in the order of the
+// documentation.
+var errorKinds = []ErrorKind{
+	ErrorKindNotFound, ErrorKindValidation, ErrorKindPolicy, ErrorKindApproval,
+	ErrorKindBusy, ErrorKindAudit, ErrorKindStoreFull, ErrorKindInternal,
+	ErrorKindUnauthenticated, ErrorKindRequest,
+}
+
+// KindOf classifies an error that Run, Submit, Decide, Propose, Execute,
+// Reject or an ApprovalStore returned, also wrapped: the first of
+// *NotFoundError, *ValidationError, *PolicyError, *ApprovalError,
+// *AuditError, *BusyError and ErrStoreFull that errors.As or errors.Is
+// finds in err gives its kind, and any other error is
+// ErrorKindInternal. A nil err has the kind "".
+func KindOf(err error) ErrorKind {
+	if err == nil {
+		return ""
+	}
+	var (
+		nf *NotFoundError
+		ve *ValidationError
+		pe *PolicyError
+		ae *ApprovalError
+		au *AuditError
+		be *BusyError
+	)
+	switch {
+	case errors.As(err, &nf):
+		return ErrorKindNotFound
+	case errors.As(err, &ve):
+		return ErrorKindValidation
+	case errors.As(err, &pe):
+		return ErrorKindPolicy
+	case errors.As(err, &ae):
+		return ErrorKindApproval
+	case errors.As(err, &au):
+		return ErrorKindAudit
+	case errors.As(err, &be):
+		return ErrorKindBusy
+	case errors.Is(err, ErrStoreFull):
+		return ErrorKindStoreFull
+	default:
+		return ErrorKindInternal
+	}
+}
