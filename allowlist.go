@@ -3,15 +3,15 @@ package execgate
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // Allowlist is the fixed set of commands a gate may run. It is built once by
@@ -112,7 +112,7 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	default:
 		return nil, bad("Floor", "must be %q, %q or %q", ActionAllow, ActionRequireApproval, ActionDeny)
 	}
-	path, err := resolveCommand(s.Command)
+	path, err := inputrules.ResolveCommand(s.Command)
 	if err != nil {
 		return nil, bad("Command", "%v", err)
 	}
@@ -169,12 +169,11 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	env := make(map[string]string, len(s.Env))
 	list := make([]string, 0, len(s.Env))
 	for k, v := range s.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, bad("Env", "key %q must be non-empty and contain neither '=' nor NUL", k)
+		if msg := inputrules.EnvKeyProblem(k); msg != "" {
+			return nil, bad("Env", "key %q %s", k, msg)
 		}
-		if strings.IndexByte(v, 0) >= 0 {
-			// The value is not repeated: it may be a secret.
-			return nil, bad("Env", "value of %q contains NUL", k)
+		if msg := inputrules.EnvValueProblem(v); msg != "" {
+			return nil, bad("Env", "value of %q %s", k, msg)
 		}
 		env[k] = v
 		list = append(list, k+"="+v)
@@ -194,82 +193,8 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	return e, nil
 }
 
-// ResolveCommand resolves a CommandSpec.Command the way NewAllowlist does:
-// an absolute path is cleaned (not symlink-resolved), a bare name is looked
-// up on this process's PATH, and the result must be an existing,
-// executable regular file. A relative path, and a name found only through a
-// relative PATH entry (exec.ErrDot), are refused. Loaders that want to
-// report a bad command before building an Allowlist (package config) call
-// it, so that there is one rule for what runs.
-func ResolveCommand(cmd string) (string, error) {
-	return resolveCommand(cmd)
-}
-
-// resolveCommand turns a spec's Command into a clean absolute path of an
-// existing executable regular file.
-func resolveCommand(cmd string) (string, error) {
-	var path string
-	switch {
-	case cmd == "":
-		return "", errors.New("must not be empty: the executable's absolute path, or a name found on PATH")
-	case strings.IndexByte(cmd, 0) >= 0:
-		return "", errors.New("must not contain NUL")
-	case filepath.IsAbs(cmd):
-		path = filepath.Clean(cmd)
-	case strings.ContainsRune(cmd, os.PathSeparator) || strings.Contains(cmd, "/"):
-		return "", fmt.Errorf("%q is a relative path; use an absolute path or a bare name found on PATH", cmd)
-	default:
-		p, err := exec.LookPath(cmd)
-		switch {
-		case errors.Is(err, exec.ErrDot):
-			return "", fmt.Errorf("%q is found only through a relative PATH entry; use an absolute path", cmd)
-		case err != nil:
-			return "", fmt.Errorf("%q is not found on PATH", cmd)
-		case !filepath.IsAbs(p):
-			return "", fmt.Errorf("%q resolves to the relative path %q; use an absolute path", cmd, p)
-		}
-		path = filepath.Clean(p)
-	}
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("%q does not exist", path)
-	case err != nil:
-		return "", fmt.Errorf("%q cannot be read: %v", path, errors.Unwrap(err))
-	case !fi.Mode().IsRegular():
-		return "", fmt.Errorf("%q is not a regular file", path)
-	case fi.Mode().Perm()&0o111 == 0:
-		return "", fmt.Errorf("%q is not executable", path)
-	}
-	return path, nil
-}
-
 // checkName reports whether name is a well-formed logical command name.
-func checkName(name string) error {
-	if name == "" {
-		return errors.New("required")
-	}
-	if len(name) > 128 {
-		return errors.New("longer than 128 bytes")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '_' || c == '-':
-			if i == 0 {
-				return errors.New("must start with a letter or digit")
-			}
-		case c == '.':
-			if i == 0 || i == len(name)-1 || name[i-1] == '.' {
-				return errors.New("has an empty segment between dots")
-			}
-		default:
-			return fmt.Errorf("may hold only ASCII letters, digits, '_', '-' and '.'; found %q", c)
-		}
-	}
-	return nil
-}
+func checkName(name string) error { return inputrules.NameProblem(name) }
 
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {

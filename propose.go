@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/execgate/execgate/internal/inputrules"
 	"github.com/execgate/execgate/internal/strictjson"
 )
 
@@ -86,8 +87,8 @@ func prepare(a *Allowlist, name string, input json.RawMessage) (call, error) {
 	if e == nil {
 		return call{}, &NotFoundError{Name: name}
 	}
-	if len(input) > MaxInputSize {
-		return call{}, &ValidationError{Name: name, Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
+	if msg := inputrules.InputSizeProblem(len(input)); msg != "" {
+		return call{}, &ValidationError{Name: name, Issues: []Issue{{Message: msg}}}
 	}
 	argv, err := parseInput(e, sub, input)
 	if err != nil {

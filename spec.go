@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"time"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // Defaults applied by NewAllowlist to zero fields of a CommandSpec.
@@ -17,7 +19,7 @@ const (
 	DefaultPolicyVersion = "1"
 	// MaxInputSize is the largest JSON input, in bytes, that the gate
 	// hands to a schema. Larger inputs are refused with a ValidationError.
-	MaxInputSize = 1 << 20
+	MaxInputSize = inputrules.MaxInputBytes
 )
 
 // CommandSpec describes one allowlisted command: the logical name an agent

@@ -7,30 +7,23 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // This file checks the decoded configuration and turns it into
 // execgate.CommandSpecs, one tool at a time.
 
-// maxToolName keeps "<tool>.<subcommand>" within the 128 bytes a spec
-// name may have, with subcommands of up to maxSubcommand bytes.
-const (
-	maxToolName   = 63
-	maxSubcommand = 64
-)
+// The rules for names, tokens and environment keys are the gate's own
+// (internal/inputrules): this file applies each at the node it is about,
+// so that every mistake in a file is reported at its line in one load,
+// and NewAllowlist, which stops at a spec's first mistake, finds none of
+// them. What only NewAllowlist can tell is placed by builder.place.
 
-var (
-	toolNameRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
-	subcommandRe = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	flagNameRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
-	shortRe      = regexp.MustCompile(`^[A-Za-z0-9]$`)
-	sha256Re     = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-)
+var sha256Re = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 
 // Spellings of default_action.
 var actions = map[string]string{
@@ -87,12 +80,12 @@ func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 	}
 	for _, e := range env {
 		k := e.key.v
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			b.add(e.key.node, e.key.path, "an environment variable name must be non-empty and contain neither '=' nor NUL")
+		if msg := inputrules.EnvKeyProblem(k); msg != "" {
+			b.add(e.key.node, e.key.path, "an environment variable name %s", msg)
 			continue
 		}
-		if strings.IndexByte(e.value.v, 0) >= 0 {
-			b.add(e.value.node, e.value.path, "the value contains NUL") // never repeat the value
+		if msg := inputrules.EnvValueProblem(e.value.v); msg != "" {
+			b.add(e.value.node, e.value.path, "the value %s", msg) // never repeat the value
 		}
 		if strings.EqualFold(k, "PATH") {
 			if msg := pathProblem(e.value.v); msg != "" {
@@ -104,8 +97,8 @@ func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 	seen := make(map[string]*yaml.Node, len(inherit))
 	for _, e := range inherit {
 		k := e.v
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			b.add(e.node, e.path, "an environment variable name must be non-empty and contain neither '=' nor NUL")
+		if msg := inputrules.EnvKeyProblem(k); msg != "" {
+			b.add(e.node, e.path, "an environment variable name %s", msg)
 			continue
 		}
 		if first, dup := seen[k]; dup {
@@ -146,9 +139,9 @@ func (b *builder) tool(t *toolDoc) {
 	case !t.name.set:
 		// The type error is already reported.
 	case name == "":
-		b.add(t.name.node, t.name.path, "must not be empty")
-	case len(name) > maxToolName || !toolNameRe.MatchString(name):
-		b.add(t.name.node, t.name.path, "%s: a tool name is 1 to %d ASCII letters, digits, '_' and '-', starting with a letter or digit (no dots)", quote(name), maxToolName)
+		b.add(t.name.node, t.name.path, "%s", inputrules.ToolNameProblem(name))
+	case inputrules.ToolNameProblem(name) != "":
+		b.add(t.name.node, t.name.path, "%s: %s", quote(name), inputrules.ToolNameProblem(name))
 	default:
 		if first, dup := b.names[name]; dup {
 			b.add(t.name.node, t.name.path, "duplicate tool name %s (first at line %d)", quote(name), first.Line)
@@ -165,7 +158,7 @@ func (b *builder) tool(t *toolDoc) {
 		b.add(t.node, t.path+".bin", "required: the executable's absolute path, or a name found on PATH")
 	case !t.bin.set:
 	default:
-		p, err := resolveBin(t.bin.v)
+		p, err := inputrules.ResolveCommand(t.bin.v)
 		if err != nil {
 			b.add(t.bin.node, t.bin.path, "%v", err)
 		} else {
@@ -185,7 +178,7 @@ func (b *builder) tool(t *toolDoc) {
 	}
 	b.checkEnv(t.env, t.inheritEnv, t)
 	for _, a := range t.globalArgs {
-		if msg := tokenProblem(a.v); msg != "" {
+		if msg := inputrules.TokenProblem(a.v); msg != "" {
 			b.add(a.node, a.path, "%s", msg)
 		}
 	}
@@ -290,8 +283,8 @@ func (b *builder) tool(t *toolDoc) {
 		add(s, t.bare)
 	case ModeStrict, ModeFineTuned:
 		for _, c := range t.commands {
-			if len(c.name) > maxSubcommand || !subcommandRe.MatchString(c.name) {
-				b.add(c.key, c.path, "subcommand %s must be 1 to %d bytes matching %s", quote(c.name), maxSubcommand, subcommandRe)
+			if msg := inputrules.SubcommandProblem(c.name); msg != "" {
+				b.add(c.key, c.path, "subcommand %s %s", quote(c.name), msg)
 			}
 			s := base
 			s.Name = name + "." + c.name
@@ -420,15 +413,15 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 		if !fd.keys["name"] {
 			bad(fd.node, fd.path+".name", "required: the flag's name without dashes, such as max-count")
 		}
-	case len(f.Name) > 64 || !flagNameRe.MatchString(f.Name):
+	case inputrules.FlagNameProblem(f.Name) != "":
 		ok = false
-		bad(fd.name.node, fd.name.path, "%s: a flag name is 1 to 64 ASCII letters, digits, '_' and '-', starting with a letter or digit, without dashes in front", quote(f.Name))
+		bad(fd.name.node, fd.name.path, "flag name %s %s", quote(f.Name), inputrules.FlagNameProblem(f.Name))
 	}
 	if fd.short.set {
 		switch {
-		case !shortRe.MatchString(f.Short):
+		case inputrules.ShortProblem(f.Short) != "":
 			ok = false
-			bad(fd.short.node, fd.short.path, "%s: a short spelling is one ASCII letter or digit, without a dash", quote(f.Short))
+			bad(fd.short.node, fd.short.path, "short spelling %s %s, without a dash", quote(f.Short), inputrules.ShortProblem(f.Short))
 		case f.Short == f.Name:
 			bad(fd.short.node, fd.short.path, "repeats the one-character name; remove it")
 			f.Short = ""
@@ -483,7 +476,7 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 	}
 	seen := make(map[string]*yaml.Node, len(fd.enum))
 	for _, e := range fd.enum {
-		if msg := tokenProblem(e.v); msg != "" {
+		if msg := inputrules.TokenProblem(e.v); msg != "" {
 			bad(e.node, e.path, "%s", msg)
 		} else if first, dup := seen[e.v]; dup {
 			bad(e.node, e.path, "%s is listed twice (first at line %d)", quote(e.v), first.Line)
@@ -525,27 +518,6 @@ func checkPattern(pattern string) error {
 		return fmt.Errorf("the regular expression does not compile: %v", err)
 	}
 	return nil
-}
-
-// tokenProblem returns why s may not be an argv token given in the file,
-// or "".
-func tokenProblem(s string) string {
-	if !utf8.ValidString(s) {
-		return "not valid UTF-8"
-	}
-	for _, r := range s {
-		if r < 0x20 || 0x7f <= r && r <= 0x9f {
-			return fmt.Sprintf("contains the control character U+%04X", r)
-		}
-	}
-	return ""
-}
-
-// resolveBin turns a configured bin into the absolute path of an existing
-// executable file, by execgate's own rule, so that what this file reports
-// is what NewAllowlist will do.
-func resolveBin(bin string) (string, error) {
-	return execgate.ResolveCommand(bin)
 }
 
 // interpreterName returns the base name under which bin, resolved to

@@ -402,8 +402,9 @@
 // hex digits (quote it if YAML would read it as a number); a token is
 // never written in the file, and an error about a sha256 value never
 // repeats it. `execgate token` prints a new random token and its hash.
-// A principal is 1 to 256 bytes of UTF-8 without white space, control or
-// format characters. No token may be listed twice, and no principal may
+// A principal is 1 to 256 bytes of UTF-8 without white space, control,
+// formatting or invisible characters: the rule the gate applies to every
+// principal. No token may be listed twice, and no principal may
 // be both under tokens and under approvers, so that no caller can
 // approve its own calls.
 //

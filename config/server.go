@@ -4,20 +4,16 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // This file decodes and checks the server section: the settings of the
 // execgate binary's serve command (its stdio principal, and the bearer
 // tokens of its HTTP API, and how many commands it runs at once). The
 // library itself never reads them.
-
-// maxPrincipalBytes is the longest principal the server section accepts,
-// the same bound the Executor puts on a call's principal.
-const maxPrincipalBytes = 256
 
 // maxTokens bounds each of the tokens and approvers lists.
 const maxTokens = 1000
@@ -258,20 +254,12 @@ func (b *builder) serverLimits(doc *serverDoc, srv *Server) {
 	}
 }
 
-// principalProblem says what is wrong with a principal, or "".
+// principalProblem says what is wrong with a principal, or "": the
+// Executor's rule for principals (inputrules.PrincipalProblem), and a
+// principal named in a file is never the unknown one, "".
 func principalProblem(p string) string {
-	switch {
-	case p == "":
+	if p == "" {
 		return "must not be empty"
-	case len(p) > maxPrincipalBytes:
-		return "a principal is at most 256 bytes"
-	case !utf8.ValidString(p):
-		return "must be valid UTF-8"
 	}
-	for _, r := range p {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) {
-			return "a principal holds no white space, control or format characters"
-		}
-	}
-	return ""
+	return inputrules.PrincipalProblem(p)
 }

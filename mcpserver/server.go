@@ -8,12 +8,11 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // DefaultName is the server name announced to clients when Options.Name is
@@ -24,8 +23,9 @@ const DefaultName = "execgate"
 // answer an approval request when Options.ElicitationTimeout is zero.
 const DefaultElicitationTimeout = 5 * time.Minute
 
-// MaxPrincipalBytes is the longest Options.Principal accepted.
-const MaxPrincipalBytes = 256
+// MaxPrincipalBytes is the longest Options.Principal accepted: the bound
+// the Executor puts on every principal.
+const MaxPrincipalBytes = execgate.MaxPrincipalBytes
 
 // maxWaiting bounds the approval requests that wait for a client's answer
 // (see Server.requestApproval); a call beyond it is refused and its
@@ -92,9 +92,11 @@ type Options struct {
 	// Principal is the identity every call runs under: the handler wraps
 	// each call's context with execgate.WithPrincipal(ctx, Principal), so
 	// the Executor's Policy sees it in Request.Principal. A transport such
-	// as stdio carries no caller identity, so it is set per server. It must
-	// be valid UTF-8 without control characters, at most
-	// MaxPrincipalBytes. Empty means the unknown principal "".
+	// as stdio carries no caller identity, so it is set per server. It
+	// follows the Executor's rule for principals (see
+	// [execgate.MaxPrincipalBytes]): valid UTF-8 of at most
+	// MaxPrincipalBytes, without white space, control, formatting or
+	// invisible characters. Empty means the unknown principal "".
 	Principal string
 
 	// Allowlist is the set of commands listed as tools. It is required and
@@ -305,17 +307,12 @@ func (s *Server) unlisted(ctx context.Context, name string) *mcp.CallToolResult 
 // tool.
 const unlistedRoute = "mcp tools/call"
 
+// checkPrincipal applies the Executor's rule for principals to
+// Options.Principal, so that a server whose every call would be refused
+// is refused when it is made.
 func checkPrincipal(p string) error {
-	if len(p) > MaxPrincipalBytes {
-		return fmt.Errorf("mcpserver: Options.Principal is longer than %d bytes", MaxPrincipalBytes)
-	}
-	if !utf8.ValidString(p) {
-		return errors.New("mcpserver: Options.Principal is not valid UTF-8")
-	}
-	for _, r := range p {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return fmt.Errorf("mcpserver: Options.Principal contains the control or format character %U", r)
-		}
+	if msg := inputrules.PrincipalProblem(p); msg != "" {
+		return errors.New("mcpserver: Options.Principal: " + msg)
 	}
 	return nil
 }
