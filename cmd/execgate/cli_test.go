@@ -334,14 +334,17 @@ const confineCheckConfig = `version: 1
 tools:
   - name: strictcat
     bin: /bin/cat
+    description: Print files, confined.
     commands:
-      show: {confine: {read: [/usr]}}
-      loose: {confine: {read: [/usr], require: false}}
+      show: {description: Print a file., confine: {read: [/usr]}}
+      loose: {description: Print a file., confine: {read: [/usr], require: false}}
   - name: loose
     bin: /bin/cat
+    description: Print files, confined if the kernel can.
     confine: {read: [/usr], require: false}
   - name: online
     bin: /bin/cat
+    description: Print files, with the network on.
     confine: {network: true}
 `
 

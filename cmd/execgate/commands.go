@@ -53,7 +53,11 @@ kernel supports for confine (the Landlock ABI, and whether user
 namespaces can be created, which network: false needs). A tool whose
 confinement is required (require: true, the default) but asks for what
 this kernel lacks gets a warning on stderr: its calls would fail to start
-here. Warnings do not change the exit code.
+here. What loads but is likely a mistake gets a warning on stderr in the
+form of a problem, FILE:LINE:COLUMN: KEY.PATH: MESSAGE: a policy rule's
+tools pattern that no call can match (naming the closest command name),
+and a command served without a description. Warnings do not change the
+exit code.
 
 Exit codes: 0 the configuration loads; 2 it does not, or the command line
 is wrong.
@@ -61,10 +65,28 @@ is wrong.
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
 		return withConfig(fs, func(c *cli, file string, l *config.Loaded) int {
 			summarise(c.stdout, file, l)
+			reportWarnings(c.stderr, l)
 			reportKernel(c.stdout, c.stderr, probeKernel(), l)
 			return exitOK
 		})
 	},
+}
+
+// reportWarnings prints each of l's warnings on its own line on w, in
+// the form of a load problem, and a count after them.
+func reportWarnings(w io.Writer, l *config.Loaded) {
+	ws := l.Warnings()
+	if len(ws) == 0 {
+		return
+	}
+	for _, x := range ws {
+		fmt.Fprintln(w, x.String())
+	}
+	noun := "warnings"
+	if len(ws) == 1 {
+		noun = "warning"
+	}
+	fmt.Fprintf(w, "execgate check: the configuration loads, with %d %s\n", len(ws), noun)
 }
 
 // summarise prints what a loaded configuration allows.

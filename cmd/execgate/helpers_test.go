@@ -46,9 +46,11 @@ tools:
       annotations: {read_only: true}
   - name: forbidden
     bin: /bin/echo
+    description: Allowlisted, and denied by every policy.
     bare: {}
   - name: deploy
     bin: /bin/echo
+    description: Deploy a service; every call needs an approval.
     default_action: human_approval
 policies:
   - name: everyone
