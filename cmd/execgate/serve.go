@@ -145,6 +145,9 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	srv := g.server()
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 	logRecovery(logger, o.audit, g.chain)
+	for _, w := range g.loaded.Warnings() {
+		logger.Warn("execgate: the configuration loads, with a warning", "warning", w.String())
+	}
 
 	if o.http != "" {
 		if len(srv.Tokens) == 0 {
