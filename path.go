@@ -162,7 +162,7 @@ func (b *boundPathRule) check(token string) (string, error) {
 	if !b.rule.Lexical {
 		real, err := resolveExisting(abs)
 		if err != nil {
-			return refuse("cannot be resolved: " + pathErrorCause(err).Error())
+			return refuse("cannot be resolved: " + pathCause(err))
 		}
 		if !within(real, b.resolved) {
 			return refuse("leads outside " + b.rootsText() + " through a symbolic link")
@@ -178,7 +178,7 @@ func (b *boundPathRule) check(token string) (string, error) {
 		case err != nil && errors.Is(err, fs.ErrNotExist):
 			return refuse("does not exist")
 		case err != nil:
-			return refuse("cannot be checked: " + pathErrorCause(err).Error())
+			return refuse("cannot be checked: " + pathCause(err))
 		case b.rule.Must == PathFile && !fi.Mode().IsRegular():
 			return refuse("is not a regular file")
 		case b.rule.Must == PathDir && !fi.IsDir():
@@ -186,6 +186,16 @@ func (b *boundPathRule) check(token string) (string, error) {
 		}
 	}
 	return cleaned, nil
+}
+
+// pathCause is the cause of a failed look-up, without the path, which the
+// message already names as the token was given.
+func pathCause(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // rootsText names the roots for a message.
