@@ -2,6 +2,7 @@ package execgatetest
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/execgate/execgate"
@@ -55,9 +56,7 @@ func (r *Recorder) Exec(_ context.Context, inv execgate.Invocation) execgate.Out
 	if !ok {
 		o = r.fallback
 	}
-	o.Stdout = append([]byte(nil), o.Stdout...)
-	o.Stderr = append([]byte(nil), o.Stderr...)
-	return o
+	return cloneOutcome(o)
 }
 
 // Calls returns a copy of every Invocation recorded so far, in the order
@@ -86,11 +85,28 @@ func (r *Recorder) Reset() {
 	r.calls = nil
 }
 
+// cloneInvocation returns a copy of inv that shares no memory with it.
 func cloneInvocation(inv execgate.Invocation) execgate.Invocation {
 	inv.Args = append([]string(nil), inv.Args...)
 	inv.Env = append([]string(nil), inv.Env...)
 	if inv.Stdin != nil {
 		inv.Stdin = append([]byte(nil), inv.Stdin...)
 	}
+	if c := inv.Confine; c != nil {
+		cc := *c
+		cc.Read = slices.Clone(c.Read)
+		cc.Write = slices.Clone(c.Write)
+		cc.Exec = slices.Clone(c.Exec)
+		inv.Confine = &cc
+	}
 	return inv
+}
+
+// cloneOutcome returns a copy of o that shares no memory with it, Err
+// apart (errors are not changed once made).
+func cloneOutcome(o execgate.Outcome) execgate.Outcome {
+	o.Stdout = append([]byte(nil), o.Stdout...)
+	o.Stderr = append([]byte(nil), o.Stderr...)
+	o.Unconfined = slices.Clone(o.Unconfined)
+	return o
 }
