@@ -176,88 +176,75 @@ func (x *Executor) Proposer() *Proposer {
 }
 
 // Run looks name up, validates input, asks the Policy, and runs the
-// command now.
+// command now. It is Submit with SubmitOptions.NoPropose.
 //
 // A refusal returns an error and starts nothing: *NotFoundError for a name
 // that is not allowlisted, *ValidationError for refused input,
 // *PolicyError when the Policy denies the call or requires an approval
-// (use Propose), *BusyError when a concurrency bound is reached,
-// *AuditError when the Auditor cannot record the call's intent, or the
-// Policy's own error. Once a call has passed those
-// checks, Run returns a Result and a nil error whatever the process does,
-// including when it cannot be started (see Termination).
+// (use Submit, or Propose), *BusyError when a concurrency bound is
+// reached, *AuditError when the Auditor cannot record the call's intent,
+// or the Policy's own error. Once a call has passed those checks, Run
+// returns a Result and a nil error whatever the process does, including
+// when it cannot be started (see Termination).
 func (x *Executor) Run(ctx context.Context, name string, input json.RawMessage) (Result, error) {
 	ev := x.newEvent(ctx, OpRun, name)
-	res, err := x.run(ctx, name, input, ev)
-	x.finish(ctx, ev, &res, err)
-	return res, err
-}
-
-func (x *Executor) run(ctx context.Context, name string, input json.RawMessage, ev *Event) (Result, error) {
-	c, err := prepare(x.allow.Load(), name, input)
-	if err != nil {
-		return Result{}, err
-	}
-	ev.noteCall(&c)
-	principal := PrincipalFrom(ctx)
-	if err := checkPrincipal(name, principal); err != nil {
-		return Result{}, err
-	}
-	d, err := x.decide(ctx, OpRun, &c, principal, "")
-	if err != nil {
-		return Result{}, err
-	}
-	ev.noteDecision(d)
-	if d.Action != ActionAllow {
-		return Result{}, &PolicyError{Name: name, Action: d.Action, Rule: d.Rule}
-	}
-	if err := x.auditReady(ctx); err != nil {
-		return Result{}, err
-	}
-	release, err := x.slots.acquire(ctx, name, principal)
-	if err != nil {
-		return Result{}, err
-	}
-	defer release()
-	return x.spawn(ctx, &c, "", ev)
+	sub, err := x.submit(ctx, name, input, SubmitOptions{NoPropose: true}, ev)
+	x.finish(ctx, ev, &sub.Result, err)
+	return sub.Result, err
 }
 
 // FloorRule is the Decision.Rule, and so the PolicyError.Rule, of a
 // decision that a spec's Floor made stricter than the Policy's.
 const FloorRule = "floor"
 
-// decide asks the Policy, if any, normalises its answer (anything other
-// than allow or require_approval is a deny), and applies the spec's Floor,
-// which can only make the decision stricter.
+// decide asks the Policy, if any, and applies the spec's Floor (see ask
+// and applyFloor).
 //
 // principal is whose call it is: the caller's for Run and Propose, the
 // proposer's, from the stored record, for Execute, where approver is the
 // caller's.
 func (x *Executor) decide(ctx context.Context, op string, c *call, principal, approver string) (Decision, error) {
-	d := Decision{Action: ActionAllow}
-	if x.policy != nil {
-		var err error
-		d, err = x.policy.Decide(ctx, Request{
-			Op:        op,
-			Principal: principal,
-			Approver:  approver,
-			Name:      c.name,
-			Spec:      c.e.publicSpec(),
-			Argv:      Argv{Args: append([]string(nil), c.argv.Args...), Stdin: append([]byte(nil), c.argv.Stdin...)},
-		})
-		if err != nil {
-			return Decision{}, err
-		}
-		switch d.Action {
-		case ActionAllow, ActionRequireApproval, ActionRateLimited:
-		default:
-			d.Action = ActionDeny
-		}
+	d, _, err := x.ask(ctx, op, c, principal, approver, false)
+	if err != nil {
+		return Decision{}, err
 	}
+	return applyFloor(c, d), nil
+}
+
+// ask asks the Policy, if any, and normalizes its answer: anything other
+// than allow, require_approval or rate_limited is a deny. Without a
+// Policy every call is allowed, and asked is false.
+func (x *Executor) ask(ctx context.Context, op string, c *call, principal, approver string, proposeIfHeld bool) (d Decision, asked bool, err error) {
+	if x.policy == nil {
+		return Decision{Action: ActionAllow}, false, nil
+	}
+	d, err = x.policy.Decide(ctx, Request{
+		Op:            op,
+		Principal:     principal,
+		Approver:      approver,
+		Name:          c.name,
+		Spec:          c.e.publicSpec(),
+		Argv:          Argv{Args: append([]string(nil), c.argv.Args...), Stdin: append([]byte(nil), c.argv.Stdin...)},
+		ProposeIfHeld: proposeIfHeld,
+	})
+	if err != nil {
+		return Decision{}, false, err
+	}
+	switch d.Action {
+	case ActionAllow, ActionRequireApproval, ActionRateLimited:
+	default:
+		d.Action = ActionDeny
+	}
+	return d, true, nil
+}
+
+// applyFloor applies the spec's Floor to d, which it can only make
+// stricter.
+func applyFloor(c *call, d Decision) Decision {
 	if strictness(c.e.spec.Floor) > strictness(d.Action) {
-		d = Decision{Action: c.e.spec.Floor, Rule: FloorRule}
+		return Decision{Action: c.e.spec.Floor, Rule: FloorRule}
 	}
-	return d, nil
+	return d
 }
 
 // strictness orders actions from allow to deny.

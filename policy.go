@@ -2,8 +2,8 @@ package execgate
 
 import (
 	"context"
-	"fmt"
-	"unicode/utf8"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // Policy decides whether an allowlisted, validated call may run now, must
@@ -11,7 +11,8 @@ import (
 // a Policy says who may run it and when.
 //
 // The Executor asks the Policy on Run (ActionRequireApproval refuses with a
-// *PolicyError telling the caller to Propose), on Propose (ActionDeny
+// *PolicyError telling the caller to Propose), on Submit (once, as on Run:
+// ActionRequireApproval proposes the call), on Propose (ActionDeny
 // refuses), and again on Execute against the policy in force then
 // (ActionDeny refuses and the approval stays consumed). A Policy is asked
 // only after lookup and validation have succeeded. Decide may be called
@@ -40,6 +41,13 @@ type Request struct {
 	Spec CommandSpec
 	// Argv is what the call would run with.
 	Argv Argv
+	// ProposeIfHeld reports, for OpRun, that a call the Policy holds for
+	// approval will be proposed at once rather than refused: the call
+	// came through Executor.Submit (or Executor.Decide, which asks what
+	// Submit would), and will not be asked about at OpPropose. A Policy
+	// that counts proposed calls at OpPropose counts such a call at this
+	// OpRun instead. It is false for every other Op and for Executor.Run.
+	ProposeIfHeld bool
 }
 
 // Decision is a Policy's answer.
@@ -63,21 +71,18 @@ func (f PolicyFunc) Decide(ctx context.Context, req Request) (Decision, error) {
 }
 
 // MaxPrincipalBytes bounds a principal's length. Run, Propose and Execute
-// refuse a principal that is longer, is not valid UTF-8 or holds control
-// characters, with a *ValidationError for the field "principal".
-const MaxPrincipalBytes = 256
+// refuse a principal that is longer, is not valid UTF-8, or holds white
+// space or a character no argv token may hold (control, formatting and
+// invisible characters, see [Flags]), with a *ValidationError for the
+// field "principal". The empty principal is the unknown one. The MCP
+// server and package config apply the same rule.
+const MaxPrincipalBytes = inputrules.MaxPrincipalBytes
 
 // checkPrincipal refuses principals that could bloat audit records and
 // rate-limit state, or be confused with others in logs.
 func checkPrincipal(name, principal string) error {
-	ok := len(principal) <= MaxPrincipalBytes && utf8.ValidString(principal)
-	for _, r := range principal {
-		if r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 {
-			ok = false
-		}
-	}
-	if !ok {
-		return &ValidationError{Name: name, Issues: []Issue{{Field: "principal", Message: fmt.Sprintf("must be valid UTF-8 without control characters, at most %d bytes", MaxPrincipalBytes)}}}
+	if msg := inputrules.PrincipalProblem(principal); msg != "" {
+		return &ValidationError{Name: name, Issues: []Issue{{Field: "principal", Message: msg}}}
 	}
 	return nil
 }

@@ -199,7 +199,8 @@ type Approval struct {
 // does, but instead of running the call it stores a private Record and
 // returns an Approval for a person or another system to approve. Execute
 // runs it, once. reason is free text shown to the approver, at most
-// MaxReasonBytes of UTF-8.
+// MaxReasonBytes of UTF-8. To run a call when the Policy allows it and
+// propose it only when the Policy holds it, use Submit.
 //
 // The Record keeps a private copy of input: changing the caller's buffer
 // afterwards changes nothing. A refusal returns *NotFoundError,
@@ -237,35 +238,7 @@ func (x *Executor) propose(ctx context.Context, name string, input json.RawMessa
 	if d.Action != ActionAllow && d.Action != ActionRequireApproval {
 		return Approval{}, &PolicyError{Name: name, Action: d.Action, Rule: d.Rule}
 	}
-	if err := x.auditReady(ctx); err != nil {
-		return Approval{}, err
-	}
-	now := x.clock().UTC().Round(0)
-	ap := Approval{
-		ID:            newID(),
-		Principal:     principal,
-		Name:          c.name,
-		Command:       c.e.spec.Command,
-		Args:          c.argv.Args,
-		Reason:        reason,
-		PolicyVersion: c.e.spec.PolicyVersion,
-		CreatedAt:     now,
-		ExpiresAt:     now.Add(x.ttl),
-	}
-	salt := newSalt()
-	rec := Record{
-		Input:       append(json.RawMessage(nil), input...),
-		Salt:        salt,
-		Fingerprint: saltedFingerprint(salt, c.e.fingerprint),
-		StdinSHA256: stdinSHA256(c.argv.Stdin),
-	}
-	ap.Digest = approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256)
-	rec.Approval = ap
-	rec.Approval.Args = append([]string(nil), ap.Args...)
-	if err := x.approvals().Save(ctx, rec); err != nil {
-		return Approval{}, err
-	}
-	return ap, nil
+	return x.hold(ctx, &c, principal, reason, input)
 }
 
 // newID returns a new UUIDv7, or a random UUID if the clock cannot give one.

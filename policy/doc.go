@@ -100,8 +100,10 @@
 // principal, so give every caller its own principal when limits matter.
 //
 // Limits count the calls that would go ahead: calls the Engine allows, on
-// Run and Propose, and calls that require an approval, on Propose, since
-// every one of them holds a pending approval and asks a person's time.
+// Run, Submit and Propose, and calls that require an approval, on Propose
+// and on Submit (Request.ProposeIfHeld), since every one of them holds a
+// pending approval and asks a person's time. A submitted call is asked
+// about once, and so counted once.
 // Denied calls run nothing and are not counted; a call refused by a limit
 // is counted by no limit, so a principal stuck in a loop is refused until
 // its oldest repeat leaves the window. The Executor asks the Engine again

@@ -205,8 +205,9 @@ func (e *Engine) decide(req *execgate.Request) execgate.Decision {
 		}
 		if id != "" {
 			d.Action, d.Grant = execgate.ActionAllow, id
-		} else if req.Op != execgate.OpPropose {
-			// Run refuses it and Execute was counted at Propose.
+		} else if req.Op != execgate.OpPropose && !req.ProposeIfHeld {
+			// Run refuses it and Execute was counted at Propose; Submit
+			// proposes it now, and is counted like Propose.
 			return d
 		}
 	}
