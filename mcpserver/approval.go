@@ -48,22 +48,13 @@ type waiting struct {
 	timer *time.Timer       // rejects the approval when the answer is late
 }
 
-// approval handles a call the Policy holds for approval. runErr is the
-// Executor's refusal of the call through Run.
-//
-// With ApprovalsRefuse it refuses. Otherwise it proposes the call; then,
-// with ApprovalsElicit and a client that declares the elicitation
-// capability, it asks the client's user (see elicit and requestApproval),
-// and otherwise it hands the approval to Options.OnPending and returns it
-// as pending.
-func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest, name string, input json.RawMessage, runErr error) *mcp.CallToolResult {
-	if s.opts.Approvals == ApprovalsRefuse {
-		return s.refusal(runErr)
-	}
-	ap, err := s.x.Propose(ctx, name, input, s.reason)
-	if err != nil {
-		return s.refusal(err)
-	}
+// approval handles a call the gate has proposed because the Policy holds
+// it for approval (Executor.Submit; with ApprovalsRefuse the gate refused
+// it instead). With ApprovalsElicit and a client that declares the
+// elicitation capability, it asks the client's user (see elicit and
+// requestApproval), and otherwise it hands the approval to
+// Options.OnPending and returns it as pending.
+func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest, ap execgate.Approval) *mcp.CallToolResult {
 	if s.opts.Approvals == ApprovalsElicit && canElicit(req) {
 		if q, ok := s.question(ap); ok {
 			if multiRoundTrip(req) {
@@ -77,7 +68,7 @@ func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest,
 			s.opts.Logger.Error("mcpserver: OnPending failed; approval rejected", "approval", ap.ID, "name", ap.Name, "error", err)
 			s.reject(ctx, ap.ID)
 			return statusResult(&CallStatus{
-				Status: StatusRefused, Kind: KindUnavailable, Name: ap.Name, Approval: &ap,
+				Status: StatusRefused, Kind: KindInternal, Name: ap.Name, Approval: &ap,
 				Message: fmt.Sprintf("execgate: %q needs a person's approval, and the approval could not be handed to an approver; nothing ran.", ap.Name),
 			})
 		}
@@ -141,7 +132,7 @@ func (s *Server) requestApproval(ctx context.Context, t tool, req *mcp.CallToolR
 		s.mu.Unlock()
 		s.reject(ctx, ap.ID)
 		return statusResult(&CallStatus{
-			Status: StatusRefused, Kind: KindUnavailable, Name: ap.Name, Approval: &ap,
+			Status: StatusRefused, Kind: KindStoreFull, Name: ap.Name, Approval: &ap,
 			Message: fmt.Sprintf("execgate: %q needs a person's approval, and too many approval requests are waiting; nothing ran.", ap.Name),
 		})
 	}

@@ -314,7 +314,7 @@ func TestPending_OnPendingFailureRejects(t *testing.T) {
 	}}})
 	st := status(t, f.call(t, "deploy", `{}`))
 	assert.Equal(t, mcpserver.StatusRefused, st.Status)
-	assert.Equal(t, mcpserver.KindUnavailable, st.Kind)
+	assert.Equal(t, mcpserver.KindInternal, st.Kind, "the server failed, and logged it")
 	assert.NotContains(t, st.Message, "queue down")
 	require.NotNil(t, st.Approval)
 	requireGone(t, f.x, st.Approval.ID)
@@ -333,5 +333,5 @@ func TestApprovalsRefuse(t *testing.T) {
 	assert.Contains(t, st.Message, "does not take approvals")
 	assert.Nil(t, st.Approval)
 	assert.Empty(t, p.questions())
-	assert.Len(t, f.policy.requests(), 1, "asked once, by Run; nothing proposed")
+	assert.Len(t, f.policy.requests(), 1, "asked once; nothing proposed")
 }

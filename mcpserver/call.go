@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,15 +24,20 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 		if err != nil {
 			return s.refusal(err), nil
 		}
-		res, err := s.x.Run(ctx, name, input)
-		var pe *execgate.PolicyError
+		// One validation and one decision: the gate runs the call, or
+		// proposes it when the Policy holds it, unless this server
+		// refuses approvals, when nothing is stored.
+		sub, err := s.x.Submit(ctx, name, input, execgate.SubmitOptions{
+			Reason:    s.reason,
+			NoPropose: s.opts.Approvals == ApprovalsRefuse,
+		})
 		switch {
-		case err == nil:
-			return ranResult(res), nil
-		case errors.As(err, &pe) && pe.Action == execgate.ActionRequireApproval:
-			return s.approval(ctx, t, req, name, input, err), nil
-		default:
+		case err != nil:
 			return s.refusal(err), nil
+		case sub.Op == execgate.OpPropose:
+			return s.approval(ctx, t, req, sub.Approval), nil
+		default:
+			return ranResult(sub.Result), nil
 		}
 	}
 }

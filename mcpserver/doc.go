@@ -4,8 +4,10 @@
 // Every spec of an allowlist becomes one tool: its name is the spec's
 // name, its description the spec's Description, its input schema the
 // spec's JSONSchema, and its annotations come from the spec's Hints. A
-// tool call goes to Executor.Run with the arguments exactly as the client
-// sent them: the SDK does not decode them, the gate does, strictly. To
+// tool call goes to Executor.Submit with the arguments exactly as the
+// client sent them: the SDK does not decode them, the gate does,
+// strictly, once, and decides once whether the call runs now or waits
+// for an approval. To
 // serve an Executor over stdio:
 //
 //	a, err := execgate.NewAllowlist(specs...)
@@ -56,8 +58,8 @@
 // the refusal is recorded in the Executor's audit trail with
 // Executor.RecordRefusal: an Event with Op "request", Route
 // "mcp tools/call", Error "not_found" and the requested name, cut as the
-// Executor cuts every requested name. The name is not handed to
-// Executor.Run: a name the Executor would serve but this server does not
+// Executor cuts every requested name. The name is not handed to the
+// Executor: a name the Executor would serve but this server does not
 // list (a dispatcher's "git.status") is refused too, and must be called
 // through the listed tool. Server.StdioTransport records each line it
 // refuses the same way, with Route "mcp stdio" and Error "request".
@@ -80,9 +82,9 @@
 //
 // # Approvals
 //
-// A call that the Policy holds for approval is proposed (Executor.Propose,
-// with the reason "requested by <principal> via MCP"), and then, by
-// Options.Approvals:
+// A call that the Policy holds for approval is proposed by the same
+// Executor.Submit that would have run it (with the reason "requested by
+// <principal> via MCP"), and then, by Options.Approvals:
 //
 //   - ApprovalsElicit (the default): if the client declares the
 //     elicitation capability, its user is asked to accept or decline,
@@ -101,7 +103,13 @@
 //     Approval (ID, name, argv, expiry, digest) in CallStatus.Approval.
 //     Whoever holds it approves by handing it to Executor.Execute on the
 //     same Executor (or store), which runs it at most once.
-//   - ApprovalsRefuse: the call is refused.
+//   - ApprovalsRefuse: the call is refused (SubmitOptions.NoPropose): a
+//     refusal of kind policy, action require_approval, and nothing is
+//     stored.
+//
+// A refused call's CallStatus.Kind is execgate.KindOf the gate's error:
+// the same vocabulary (execgate.ErrorKind) as the audit trail's
+// Event.Error and the execgate binary's HTTP API.
 //
 // An elicitation answer is only as trustworthy as the MCP client that
 // relays it: the client, not the model, answers elicitation requests.

@@ -27,31 +27,53 @@ const (
 	StatusNotApproved = "not_approved"
 )
 
-// Kinds of refusal carried by CallStatus.Kind.
+// Kinds of refusal carried by CallStatus.Kind: the gate's own, the
+// execgate.ErrorKind vocabulary that the audit trail and the execgate
+// binary's HTTP API use too (see execgate.ErrorKind for what each means
+// and what a caller can do).
 const (
 	// KindNotFound: the tool or command is not allowlisted
 	// (*execgate.NotFoundError).
-	KindNotFound = "not_found"
-	// KindInvalidInput: the arguments were refused
+	KindNotFound = execgate.ErrorKindNotFound
+	// KindValidation: the arguments were refused
 	// (*execgate.ValidationError); Issues names each offending field.
-	KindInvalidInput = "invalid_input"
+	KindValidation = execgate.ErrorKindValidation
 	// KindPolicy: the Policy denied or rate-limited the call, or it needs
 	// an approval this server does not take (*execgate.PolicyError);
 	// Action and Rule say which.
-	KindPolicy = "policy"
+	KindPolicy = execgate.ErrorKindPolicy
 	// KindApproval: an approved call could not be executed
 	// (*execgate.ApprovalError); Reason says why.
-	KindApproval = "approval"
-	// KindUnavailable: the gate could not take the call now: the audit
-	// trail is not ready, the approval store is full, or approvals could
-	// not be delivered.
-	KindUnavailable = "unavailable"
+	KindApproval = execgate.ErrorKindApproval
 	// KindBusy: a concurrency bound of the gate was reached
 	// (*execgate.BusyError); Reason is its scope, "executor" or
 	// "principal". The same call may be made again once one has ended.
-	KindBusy = "busy"
+	KindBusy = execgate.ErrorKindBusy
+	// KindAudit: the audit trail cannot record the call
+	// (*execgate.AuditError).
+	KindAudit = execgate.ErrorKindAudit
+	// KindStoreFull: no room for another pending approval: the approval
+	// store is full (execgate.ErrStoreFull), or too many approval
+	// requests wait for a client's answer.
+	KindStoreFull = execgate.ErrorKindStoreFull
 	// KindInternal: an error this server does not show; it is logged.
-	KindInternal = "internal"
+	// An approval that Options.OnPending could not hand to an approver
+	// is refused with this kind too.
+	KindInternal = execgate.ErrorKindInternal
+
+	// KindInvalidInput was the kind of refused arguments, "invalid_input"
+	// until it became the gate's "validation".
+	//
+	// Deprecated: use KindValidation, which it equals.
+	KindInvalidInput = KindValidation
+	// KindUnavailable was the kind of a call the gate could not take
+	// then: an audit trail that could not record (now KindAudit), a full
+	// approval store or too many waiting approval requests (now
+	// KindStoreFull), an approval OnPending could not deliver (now
+	// KindInternal). No refusal carries it any more.
+	//
+	// Deprecated: use KindAudit, KindStoreFull or KindInternal.
+	KindUnavailable = "unavailable"
 )
 
 // CallStatus is the structured content of a tool result for a call whose
@@ -62,15 +84,15 @@ type CallStatus struct {
 	// Status is one of StatusRefused, StatusPending, StatusDeclined and
 	// StatusNotApproved.
 	Status string `json:"status"`
-	// Kind says why a call was refused (StatusRefused only): KindNotFound,
-	// KindInvalidInput, KindPolicy, KindApproval, KindUnavailable, KindBusy
-	// or KindInternal.
+	// Kind says why a call was refused (StatusRefused only), an
+	// execgate.ErrorKind: KindNotFound, KindValidation, KindPolicy,
+	// KindApproval, KindBusy, KindAudit, KindStoreFull or KindInternal.
 	Kind string `json:"kind,omitempty"`
 	// Message is the same text as the result's text content.
 	Message string `json:"message"`
 	// Name is the command name the refusal is about, if known.
 	Name string `json:"name,omitempty"`
-	// Issues lists the refused fields (KindInvalidInput only).
+	// Issues lists the refused fields (KindValidation only).
 	Issues []execgate.Issue `json:"issues,omitempty"`
 	// Action and Rule are the Policy's decision (KindPolicy only).
 	Action string `json:"action,omitempty"`
@@ -94,40 +116,46 @@ func statusResult(st *CallStatus) *mcp.CallToolResult {
 }
 
 // refusal turns an error from the Executor (or this server's own checks)
-// into a tool result a model can act on. Typed errors keep their message,
-// which never repeats stdin or environment values; any other error is
-// logged and shown as an internal error.
+// into a tool result a model can act on. Its Kind is execgate.KindOf the
+// error. Typed errors keep their message, which never repeats stdin or
+// environment values; any other error is logged and shown as an internal
+// error.
 func (s *Server) refusal(err error) *mcp.CallToolResult {
-	st := &CallStatus{Status: StatusRefused, Message: err.Error()}
+	st := &CallStatus{Status: StatusRefused, Kind: string(execgate.KindOf(err)), Message: err.Error()}
 	var (
 		nf *execgate.NotFoundError
 		ve *execgate.ValidationError
 		pe *execgate.PolicyError
 		ae *execgate.ApprovalError
-		ue *execgate.AuditError
 		be *execgate.BusyError
 	)
-	switch {
-	case errors.As(err, &nf):
-		st.Kind, st.Name = KindNotFound, nf.Name
-	case errors.As(err, &ve):
-		st.Kind, st.Name, st.Issues = KindInvalidInput, ve.Name, ve.Issues
-	case errors.As(err, &pe):
-		st.Kind, st.Name, st.Action, st.Rule = KindPolicy, pe.Name, pe.Action, pe.Rule
-		if pe.Action == execgate.ActionRequireApproval {
-			st.Message = fmt.Sprintf("execgate: %q needs a person's approval, and this server does not take approvals", pe.Name)
+	switch st.Kind {
+	case KindNotFound:
+		if errors.As(err, &nf) {
+			st.Name = nf.Name
 		}
-	case errors.As(err, &ae):
-		st.Kind, st.Reason = KindApproval, ae.Reason
-	case errors.As(err, &ue):
-		st.Kind = KindUnavailable
-	case errors.As(err, &be):
-		st.Kind, st.Name, st.Reason = KindBusy, be.Name, be.Scope
-	case errors.Is(err, execgate.ErrStoreFull):
-		st.Kind = KindUnavailable
-	default:
+	case KindValidation:
+		if errors.As(err, &ve) {
+			st.Name, st.Issues = ve.Name, ve.Issues
+		}
+	case KindPolicy:
+		if errors.As(err, &pe) {
+			st.Name, st.Action, st.Rule = pe.Name, pe.Action, pe.Rule
+			if pe.Action == execgate.ActionRequireApproval {
+				st.Message = fmt.Sprintf("execgate: %q needs a person's approval, and this server does not take approvals", pe.Name)
+			}
+		}
+	case KindApproval:
+		if errors.As(err, &ae) {
+			st.Reason = ae.Reason
+		}
+	case KindBusy:
+		if errors.As(err, &be) {
+			st.Name, st.Reason = be.Name, be.Scope
+		}
+	case KindInternal:
 		s.opts.Logger.Error("mcpserver: call failed", "error", err)
-		st.Kind, st.Message = KindInternal, "execgate: the call failed with an internal error"
+		st.Message = "execgate: the call failed with an internal error"
 	}
 	st.Message += "; nothing ran."
 	return statusResult(st)
