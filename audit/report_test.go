@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/audit"
+	"github.com/execgate/execgate/internal/inventory"
 )
 
 // call returns the Events of call i: its intent and outcome, as the
@@ -178,7 +178,7 @@ func TestEntry_DocumentsEveryField(t *testing.T) {
 
 	// An Entry with every field set, whatever its type.
 	var e audit.Entry
-	fill(reflect.ValueOf(&e).Elem())
+	inventory.Fill(&e, 1)
 	b, err := json.Marshal(e)
 	require.NoError(t, err)
 	assert.Equal(t, documented, jsonKeys(t, b), "the documented order is the written order")
@@ -211,36 +211,6 @@ func entryDocFields(t *testing.T) []string {
 		fields = append(fields, f)
 	}
 	return fields
-}
-
-// fill sets every field of v to a non-zero value.
-func fill(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Struct:
-		if v.Type() == reflect.TypeOf(time.Time{}) {
-			v.Set(reflect.ValueOf(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)))
-			return
-		}
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i))
-			}
-		}
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 1, 1)
-		fill(s.Index(0))
-		v.Set(s)
-	default:
-		panic("fill: unhandled kind " + v.Kind().String())
-	}
 }
 
 // jsonKeys returns the keys of a JSON object in the order they appear.
