@@ -116,7 +116,7 @@ func TestHTTP_ConcurrencyBounds(t *testing.T) {
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			require.NotNil(t, r.Error)
-			assert.Equal(t, kindBusy, r.Error.Kind)
+			assert.Equal(t, execgate.ErrorKindBusy, r.Error.Kind)
 			assert.Equal(t, tc.scope, r.Error.Reason)
 			assert.Equal(t, tc.limit, r.Error.Limit)
 			assert.Equal(t, "sleep.run", r.Error.Name)

@@ -140,11 +140,11 @@ func TestRun_Refusals(t *testing.T) {
 	for _, tc := range []struct {
 		name, input, kind, rule string
 	}{
-		{"rm.run", `{}`, kindNotFound, ""},
-		{"echo.run", `{"args":["a;b"]}`, kindInvalidInput, ""},
-		{"echo.run", `{"argz":[]}`, kindInvalidInput, ""},
-		{"forbidden.run", ``, kindPolicy, "everyone/never"},
-		{"deploy.prod", ``, kindPolicy, "everyone/deploys"},
+		{"rm.run", `{}`, execgate.ErrorKindNotFound, ""},
+		{"echo.run", `{"args":["a;b"]}`, execgate.ErrorKindValidation, ""},
+		{"echo.run", `{"argz":[]}`, execgate.ErrorKindValidation, ""},
+		{"forbidden.run", ``, execgate.ErrorKindPolicy, "everyone/never"},
+		{"deploy.prod", ``, execgate.ErrorKindPolicy, "everyone/deploys"},
 	} {
 		args := []string{"run", "--config", path, tc.name}
 		if tc.input != "" {

@@ -203,7 +203,7 @@ load.
 			if err != nil {
 				e := refusal(err)
 				switch {
-				case e.Kind == kindInternal:
+				case e.Kind == execgate.ErrorKindInternal:
 					e.Message = err.Error()
 				case e.Action == execgate.ActionRequireApproval:
 					e.Message = fmt.Sprintf("execgate: %q needs a person's approval, and execgate run cannot wait for one (use execgate serve); nothing ran", e.Name)

@@ -156,19 +156,27 @@
 // decided or expired is 404; an approver deciding its own call is 403 and
 // the approval stays pending.
 //
-// Error kinds and their statuses:
+// Error kinds and their statuses. The kinds are the gate's
+// (execgate.ErrorKind): an MCP client, execgate run, explain and the audit
+// trail name a refusal with the same kind.
 //
-//	unauthorized   401  no bearer token, or one that matches no entry
-//	forbidden      403  the token's role cannot do this, or self-approval
-//	not_found      404  no such tool (or route)
-//	invalid_input  422  the gate refused the input; issues names each field
-//	policy         403  denied by a rule (action, rule); 429 when rate_limited
-//	approval       404, 409, 410  the approval cannot be executed (reason)
-//	too_large      413  the body is over 1 MiB
-//	bad_request    400, 405, 415  malformed body, wrong method, not JSON
-//	busy           429, 503  a concurrency bound was reached (reason, limit); nothing ran
-//	unavailable    503  the audit file cannot record, or too many approvals pending
-//	internal       500  anything else; logged on stderr
+//	unauthenticated  401  no bearer token, or one that matches no entry
+//	request          400, 403, 404, 405, 413, 415  the request itself was refused
+//	                      before the gate: a malformed body, a token whose role
+//	                      cannot do this, self-approval, no such route, a
+//	                      method the route does not serve, a body over 1 MiB,
+//	                      a body that is not JSON; reason says which, in the
+//	                      words the audit trail records
+//	not_found        404  no such tool
+//	validation       422  the input (or a decision's action) was refused;
+//	                      issues names each field
+//	policy           403  denied by a rule (action, rule); 429 when rate_limited
+//	approval         404, 409, 410  the approval cannot be executed (reason)
+//	busy             429, 503  a concurrency bound was reached (reason, limit);
+//	                      nothing ran
+//	audit            503  the audit file cannot record
+//	store_full       503  too many approvals are pending
+//	internal         500  anything else; logged on stderr
 //
 // serve runs at most server.max_concurrent commands at once, and at most
 // server.max_concurrent_per_principal for one principal (see package

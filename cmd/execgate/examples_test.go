@@ -75,14 +75,14 @@ func TestExample_Calls(t *testing.T) {
 		args       []string
 		kind, rule string
 	}{
-		{[]string{"git.push", `{}`}, kindNotFound, ""},
-		{[]string{"git.log", `{"flags":{"output":"/tmp/x"}}`}, kindInvalidInput, ""},
-		{[]string{"kubectl.get", `{"args":["secrets"]}`}, kindInvalidInput, ""},
-		{[]string{"kubectl.get", `{"flags":{"namespace":"kube-system"},"args":["pods"]}`}, kindInvalidInput, ""},
-		{[]string{"kubectl.delete", `{}`}, kindNotFound, ""},
-		{[]string{"terraform.apply", `{"args":["-auto-approve"]}`}, kindPolicy, "local/infra"},
-		{[]string{"terraform.destroy", `{}`}, kindPolicy, "local/no-destroy"},
-		{[]string{"--principal", "ci-bot", "kubectl.get", `{"args":["pods"]}`}, kindPolicy, "ci/default"},
+		{[]string{"git.push", `{}`}, execgate.ErrorKindNotFound, ""},
+		{[]string{"git.log", `{"flags":{"output":"/tmp/x"}}`}, execgate.ErrorKindValidation, ""},
+		{[]string{"kubectl.get", `{"args":["secrets"]}`}, execgate.ErrorKindValidation, ""},
+		{[]string{"kubectl.get", `{"flags":{"namespace":"kube-system"},"args":["pods"]}`}, execgate.ErrorKindValidation, ""},
+		{[]string{"kubectl.delete", `{}`}, execgate.ErrorKindNotFound, ""},
+		{[]string{"terraform.apply", `{"args":["-auto-approve"]}`}, execgate.ErrorKindPolicy, "local/infra"},
+		{[]string{"terraform.destroy", `{}`}, execgate.ErrorKindPolicy, "local/no-destroy"},
+		{[]string{"--principal", "ci-bot", "kubectl.get", `{"args":["pods"]}`}, execgate.ErrorKindPolicy, "ci/default"},
 	} {
 		code, _, ref := run(tc.args...)
 		assert.Equal(t, exitFailed, code, "%q", tc.args)

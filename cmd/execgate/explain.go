@@ -13,7 +13,6 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
-	"github.com/execgate/execgate/execgatetest"
 )
 
 var explainCmd = &command{
@@ -29,8 +28,8 @@ builds with the part of the spec that accepted or placed each argument,
 or every refused token with the rule that refused it), policy
 (the action, the rule and the grant that decided), floor (the tool's
 default_action), and the verdict: run (would run now), approval (needs
-a person's approval) or refused. It starts no process: the call goes
-through the real gate with an ExecFn that records instead of running.
+a person's approval) or refused. It starts no process and stores no
+approval: the real gate decides the call as serve would, and stops there.
 The principal is --principal, else the server section's stdio principal.
 With --json it prints the same as one JSON object: name, principal,
 steps (each {step, outcome, detail}, with spec, mode, args, tokens, rule
@@ -91,12 +90,12 @@ const (
 	verdictRefused  = "refused"  // it is refused
 )
 
-// Kinds of refusal, as execgate test cases name them.
+// Kinds of refusal that execgate test cases can expect: the gate's own
+// (execgate.ErrorKind), as every surface names them.
 const (
-	refusedNotFound   = "not_found"
-	refusedValidation = "validation"
-	refusedPolicy     = "policy"
-	refusedOther      = "error"
+	refusedNotFound   = execgate.ErrorKindNotFound
+	refusedValidation = execgate.ErrorKindValidation
+	refusedPolicy     = execgate.ErrorKindPolicy
 )
 
 // explanation is what explain prints.
@@ -106,7 +105,7 @@ type explanation struct {
 	Steps     []step   `json:"steps"`
 	Argv      []string `json:"argv,omitempty"` // the executable, then the arguments
 	Verdict   string   `json:"verdict"`
-	Kind      string   `json:"kind,omitempty"`  // why it was refused
+	Kind      string   `json:"kind,omitempty"`  // why it was refused: an execgate.ErrorKind
 	Error     string   `json:"error,omitempty"` // the refusal
 }
 
@@ -133,98 +132,90 @@ type tokenIssue struct {
 	Rule  string `json:"rule"`
 }
 
-// explain puts one call through the gate of l, with a recording ExecFn,
-// and says what each step did.
+// explain asks the gate of l what it would do with one call
+// (Executor.Decide), and says what each step did.
 func explain(ctx context.Context, l *config.Loaded, name, principal string, input json.RawMessage) *explanation {
 	ex := &explanation{Name: name, Principal: principal}
-	refuse := func(kind string, err error) *explanation {
-		ex.Verdict, ex.Kind, ex.Error = verdictRefused, kind, strings.TrimPrefix(err.Error(), "execgate: ")
+	refuse := func(err error) *explanation {
+		ex.Verdict, ex.Kind, ex.Error = verdictRefused, string(execgate.KindOf(err)), strings.TrimPrefix(err.Error(), "execgate: ")
 		return ex
 	}
-
-	spec, ok := l.Allowlist.Lookup(name)
-	if !ok {
-		ex.Steps = append(ex.Steps, step{Step: "lookup", Outcome: "refused", Detail: "no command of the configuration serves this name"})
-		return refuse(refusedNotFound, &execgate.NotFoundError{Name: name})
-	}
-	mode, detail := modeOf(l, spec, name)
-	ex.Steps = append(ex.Steps, step{Step: "lookup", Outcome: "found", Detail: detail, Spec: spec.Name, Mode: mode})
-
-	prop, err := execgate.NewProposer(l.Allowlist).Check(name, input)
-	if err != nil {
-		var ve *execgate.ValidationError
-		if !errors.As(err, &ve) {
-			return refuse(refusedOther, err)
-		}
-		toks := tokenIssues(ve, input)
-		ex.Steps = append(ex.Steps, step{Step: "validation", Outcome: "refused", Detail: fmt.Sprintf("%d problem(s) in the input", len(toks)), Tokens: toks})
-		return refuse(refusedValidation, err)
-	}
-	ex.Argv = append([]string{prop.Command}, prop.Args...)
-	notes, _ := execgate.NewProposer(l.Allowlist).Explain(name, input) // accepted just above
-	ex.Steps = append(ex.Steps, step{Step: "validation", Outcome: "accepted", Detail: "argv " + quoteArgv(ex.Argv), Args: notes})
-
-	// The policy and the floor: through an Executor, as Run decides,
-	// with the policy's answer recorded on the way.
-	var got *execgate.Decision
 	var pol execgate.Policy
 	if l.Policy != nil {
-		pol = execgate.PolicyFunc(func(ctx context.Context, req execgate.Request) (execgate.Decision, error) {
-			d, err := l.Policy.Decide(ctx, req)
-			if err == nil {
-				got = &d
-			}
-			return d, err
-		})
+		pol = l.Policy
 	}
-	x, err := execgate.NewExecutor(execgate.Config{Allowlist: l.Allowlist, Policy: pol, ExecFn: execgatetest.NewRecorder().Exec})
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: l.Allowlist, Policy: pol})
 	if err != nil {
-		return refuse(refusedOther, err)
+		return refuse(err)
 	}
 	if principal != "" {
 		ctx = execgate.WithPrincipal(ctx, principal)
 	}
-	_, runErr := x.Run(ctx, name, input)
+	v, err := x.Decide(ctx, name, input, execgate.SubmitOptions{})
+
+	var nf *execgate.NotFoundError
+	if errors.As(err, &nf) {
+		ex.Steps = append(ex.Steps, step{Step: "lookup", Outcome: "refused", Detail: "no command of the configuration serves this name"})
+		return refuse(err)
+	}
+	mode, detail := modeOf(l, v.Spec, name)
+	ex.Steps = append(ex.Steps, step{Step: "lookup", Outcome: "found", Detail: detail, Spec: v.Spec.Name, Mode: mode})
+
+	// Decide validated the input as Explain does; Explain also says why
+	// each argument is there, or which token broke which rule.
+	notes, verr := execgate.NewProposer(l.Allowlist).Explain(name, input)
+	if verr != nil {
+		var ve *execgate.ValidationError
+		if errors.As(verr, &ve) {
+			toks := tokenIssues(ve, input)
+			ex.Steps = append(ex.Steps, step{Step: "validation", Outcome: "refused", Detail: fmt.Sprintf("%d problem(s) in the input", len(toks)), Tokens: toks})
+		}
+		return refuse(verr)
+	}
+	ex.Argv = append([]string{v.Spec.Command}, v.Argv.Args...)
+	ex.Steps = append(ex.Steps, step{Step: "validation", Outcome: "accepted", Detail: "argv " + quoteArgv(ex.Argv), Args: notes})
+	ex.Steps = append(ex.Steps, policyStep(l, v), floorStep(v))
 
 	switch {
+	case err != nil:
+		return refuse(err)
+	case v.Op == execgate.OpRun:
+		ex.Verdict = verdictRun
+	default:
+		ex.Verdict = verdictApproval
+	}
+	return ex
+}
+
+// policyStep says what the policy answered.
+func policyStep(l *config.Loaded, v execgate.Verdict) step {
+	switch {
 	case l.Policy == nil:
-		ex.Steps = append(ex.Steps, step{Step: "policy", Outcome: execgate.ActionAllow, Detail: "the configuration has no policies section: every allowlisted call is allowed"})
-	case got != nil:
+		return step{Step: "policy", Outcome: execgate.ActionAllow, Detail: "the configuration has no policies section: every allowlisted call is allowed"}
+	case v.Policy != nil:
+		got := v.Policy
 		s := step{Step: "policy", Outcome: got.Action, Rule: got.Rule, Grant: got.Grant, Detail: "decided by rule " + strconv.Quote(got.Rule)}
 		if got.Grant != "" {
 			s.Detail += ", through grant " + strconv.Quote(got.Grant)
 		}
-		ex.Steps = append(ex.Steps, s)
+		return s
 	default:
-		ex.Steps = append(ex.Steps, step{Step: "policy", Outcome: "not asked", Detail: "the call was refused before the policy was asked"})
+		return step{Step: "policy", Outcome: "not asked", Detail: "the call was refused before the policy was asked"}
 	}
+}
 
-	floor := spec.Floor
-	if floor == "" && spec.Dispatch {
-		floor = execgate.ActionDeny
-	}
-	var pe *execgate.PolicyError
-	raised := errors.As(runErr, &pe) && pe.Rule == execgate.FloorRule
+// floorStep says what the spec's floor (a tool's default_action) did to
+// the policy's answer. The allowlist has filled in a dispatcher's default.
+func floorStep(v execgate.Verdict) step {
+	floor := v.Spec.Floor
 	switch {
 	case floor == "" || floor == execgate.ActionAllow:
-		ex.Steps = append(ex.Steps, step{Step: "floor", Outcome: execgate.ActionAllow, Detail: "the spec's floor is allow: the policy decides alone"})
-	case raised:
-		ex.Steps = append(ex.Steps, step{Step: "floor", Outcome: floor, Rule: execgate.FloorRule, Detail: "the tool's default_action " + floor + " made the decision stricter"})
+		return step{Step: "floor", Outcome: execgate.ActionAllow, Detail: "the spec's floor is allow: the policy decides alone"}
+	case v.Decision.Rule == execgate.FloorRule:
+		return step{Step: "floor", Outcome: floor, Rule: execgate.FloorRule, Detail: "the tool's default_action " + floor + " made the decision stricter"}
 	default:
-		ex.Steps = append(ex.Steps, step{Step: "floor", Outcome: floor, Detail: "the tool's default_action " + floor + " is no stricter than the policy's decision"})
+		return step{Step: "floor", Outcome: floor, Detail: "the tool's default_action " + floor + " is no stricter than the policy's decision"}
 	}
-
-	switch {
-	case runErr == nil:
-		ex.Verdict = verdictRun
-	case pe != nil && pe.Action == execgate.ActionRequireApproval:
-		ex.Verdict = verdictApproval
-	case pe != nil:
-		return refuse(refusedPolicy, runErr)
-	default:
-		return refuse(refusedOther, runErr)
-	}
-	return ex
 }
 
 // modeOf says how spec serves name: the tool's mode and the kind of spec.

@@ -145,39 +145,25 @@ func policyOf(ev execgate.Event) *policyInfo {
 	return &policyInfo{Decision: ev.Decision, Rule: ev.Rule, Grant: ev.Grant}
 }
 
-// Error kinds of an errorInfo. The gate's kinds are those of mcpserver's
-// CallStatus.Kind; the others are the HTTP API's own.
-const (
-	kindNotFound     = "not_found"     // no such tool (404)
-	kindInvalidInput = "invalid_input" // the gate refused the input (422)
-	kindPolicy       = "policy"        // the policy denied or rate-limited the call (403, 429)
-	kindApproval     = "approval"      // the approval cannot be executed (404, 409, 410)
-	kindUnavailable  = "unavailable"   // the audit trail or approval store cannot take the call (503)
-	kindBusy         = "busy"          // a concurrency bound was reached (429 per principal, 503 in all)
-	kindInternal     = "internal"      // an unexpected error; see the server's log (500)
-	kindUnauthorized = "unauthorized"  // no or unknown bearer token (401)
-	kindForbidden    = "forbidden"     // the token's role may not do this (403)
-	kindTooLarge     = "too_large"     // the body is over 1 MiB (413)
-	kindBadRequest   = "bad_request"   // the request itself is malformed (400, 405, 415)
-)
-
 // errorInfo is a refusal as JSON: the "error" member of a response.
 type errorInfo struct {
-	// Kind is one of the kind constants.
+	// Kind is the kind of refusal, in the gate's vocabulary
+	// (execgate.ErrorKind), as over MCP and in the audit trail.
 	Kind string `json:"kind"`
 	// Message says what happened; it never repeats stdin or environment
 	// values.
 	Message string `json:"message"`
 	// Name is the command name the refusal is about, if known.
 	Name string `json:"name,omitempty"`
-	// Issues lists the refused fields (invalid_input).
+	// Issues lists the refused fields (validation).
 	Issues []execgate.Issue `json:"issues,omitempty"`
 	// Action and Rule are the policy's decision (policy).
 	Action string `json:"action,omitempty"`
 	Rule   string `json:"rule,omitempty"`
-	// Reason is the approval error's reason (approval), or the scope of
-	// the concurrency bound that was reached (busy): "principal" or
-	// "executor", as over MCP.
+	// Reason is the approval error's reason (approval), the scope of the
+	// concurrency bound that was reached (busy): "principal" or
+	// "executor", as over MCP, or, for a refusal made before the gate,
+	// the few words the audit trail records with it.
 	Reason string `json:"reason,omitempty"`
 	// Limit is how many commands the bound that was reached lets run
 	// (busy).
@@ -188,47 +174,60 @@ type errorInfo struct {
 	retryAfter int
 }
 
-// refusal classifies an error from the Executor.
+// refusal turns an error from the Executor into the refusal the HTTP API
+// and execgate run show: its kind is execgate.KindOf the error, and its
+// status follows from the kind and its details.
 func refusal(err error) *errorInfo {
-	e := &errorInfo{Message: err.Error()}
+	e := &errorInfo{Kind: string(execgate.KindOf(err)), Message: err.Error()}
 	var (
 		nf *execgate.NotFoundError
 		ve *execgate.ValidationError
 		pe *execgate.PolicyError
 		ae *execgate.ApprovalError
-		ue *execgate.AuditError
 		be *execgate.BusyError
 	)
-	switch {
-	case errors.As(err, &nf):
-		e.Kind, e.Name, e.Status = kindNotFound, nf.Name, 404
-	case errors.As(err, &ve):
-		e.Kind, e.Name, e.Issues, e.Status = kindInvalidInput, ve.Name, ve.Issues, 422
-	case errors.As(err, &pe):
-		e.Kind, e.Name, e.Action, e.Rule, e.Status = kindPolicy, pe.Name, pe.Action, pe.Rule, 403
-		if pe.Action == execgate.ActionRateLimited {
-			e.Status = 429
+	switch e.Kind {
+	case execgate.ErrorKindNotFound:
+		e.Status = http.StatusNotFound
+		if errors.As(err, &nf) {
+			e.Name = nf.Name
 		}
-	case errors.As(err, &ae):
-		e.Kind, e.Reason = kindApproval, ae.Reason
-		switch ae.Reason {
-		case execgate.ReasonUnknown:
-			e.Status = 404
-		case execgate.ReasonExpired:
-			e.Status = 410
-		default:
-			e.Status = 409
+	case execgate.ErrorKindValidation:
+		e.Status = http.StatusUnprocessableEntity
+		if errors.As(err, &ve) {
+			e.Name, e.Issues = ve.Name, ve.Issues
 		}
-	case errors.As(err, &be):
-		e.Kind, e.Name, e.Reason, e.Limit, e.retryAfter = kindBusy, be.Name, be.Scope, be.Limit, busyRetryAfter
+	case execgate.ErrorKindPolicy:
+		e.Status = http.StatusForbidden
+		if errors.As(err, &pe) {
+			e.Name, e.Action, e.Rule = pe.Name, pe.Action, pe.Rule
+			if pe.Action == execgate.ActionRateLimited {
+				e.Status = http.StatusTooManyRequests
+			}
+		}
+	case execgate.ErrorKindApproval:
+		e.Status = http.StatusConflict
+		if errors.As(err, &ae) {
+			e.Reason = ae.Reason
+			switch ae.Reason {
+			case execgate.ReasonUnknown:
+				e.Status = http.StatusNotFound
+			case execgate.ReasonExpired:
+				e.Status = http.StatusGone
+			}
+		}
+	case execgate.ErrorKindBusy:
+		e.Status, e.retryAfter = http.StatusServiceUnavailable, busyRetryAfter
+		if errors.As(err, &be) {
+			e.Name, e.Reason, e.Limit = be.Name, be.Scope, be.Limit
+			if be.Scope == execgate.BusyPrincipal {
+				e.Status = http.StatusTooManyRequests
+			}
+		}
+	case execgate.ErrorKindAudit, execgate.ErrorKindStoreFull:
 		e.Status = http.StatusServiceUnavailable
-		if be.Scope == execgate.BusyPrincipal {
-			e.Status = http.StatusTooManyRequests
-		}
-	case errors.As(err, &ue), errors.Is(err, execgate.ErrStoreFull):
-		e.Kind, e.Status = kindUnavailable, 503
 	default:
-		e.Kind, e.Status = kindInternal, 500
+		e.Status = http.StatusInternalServerError
 		e.Message = "execgate: the call failed with an internal error"
 	}
 	return e

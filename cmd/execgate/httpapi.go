@@ -206,34 +206,31 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // noRoute answers a request for a path the API does not serve.
 func (a *api) noRoute(w http.ResponseWriter, r *http.Request) {
-	a.deny(w, r, a.identify(r), &errorInfo{Kind: kindNotFound, Status: http.StatusNotFound, Message: "no such route; see GET /v1/tools"}, "no such route")
+	a.deny(w, r, a.identify(r), &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusNotFound, Message: "no such route; see GET /v1/tools"}, "no such route")
 }
 
 func (a *api) methodNotAllowed(allow string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		a.deny(w, r, a.identify(r), &errorInfo{Kind: kindBadRequest, Status: http.StatusMethodNotAllowed, Message: "method not allowed; use " + allow}, "method not allowed")
+		a.deny(w, r, a.identify(r), &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusMethodNotAllowed, Message: "method not allowed; use " + allow}, "method not allowed")
 	}
 }
 
 // deny writes e, a refusal made before the gate was reached, and records
 // it in the audit trail (Executor.RecordRefusal) as a refusal of the
 // request's method and path, by principal ("" when the request carries
-// no valid token), for reason: a few fixed words, never the token or the
-// body.
+// no valid token), of e's kind, for reason: a few fixed words, never the
+// token or the body. The response names the same kind and, unless e has
+// a reason of its own, the same reason.
 func (a *api) deny(w http.ResponseWriter, r *http.Request, principal string, e *errorInfo, reason string) {
-	kind := execgate.ErrorKindRequest
-	switch e.Kind {
-	case kindUnauthorized:
-		kind = execgate.ErrorKindUnauthenticated
-	case kindApproval:
-		kind = execgate.ErrorKindApproval
+	if e.Reason == "" {
+		e.Reason = reason
 	}
 	ctx := context.WithoutCancel(r.Context())
 	if principal != "" {
 		ctx = execgate.WithPrincipal(ctx, principal)
 	}
-	ref := execgate.Refusal{Route: route(r), Name: r.PathValue("name"), Kind: kind, Reason: reason}
+	ref := execgate.Refusal{Route: route(r), Name: r.PathValue("name"), Kind: e.Kind, Reason: reason}
 	if principal == "" {
 		ok, skipped := a.anon.admit()
 		if !ok {
@@ -302,18 +299,18 @@ func (a *api) authenticate(w http.ResponseWriter, r *http.Request, want role) (s
 	switch {
 	case !presented:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="execgate"`)
-		a.deny(w, r, "", &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "a bearer token is required (Authorization: Bearer <token>)"}, "no bearer token")
+		a.deny(w, r, "", &errorInfo{Kind: execgate.ErrorKindUnauthenticated, Status: http.StatusUnauthorized, Message: "a bearer token is required (Authorization: Bearer <token>)"}, "no bearer token")
 		return "", false
 	case found == nil:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="execgate", error="invalid_token"`)
-		a.deny(w, r, "", &errorInfo{Kind: kindUnauthorized, Status: http.StatusUnauthorized, Message: "the bearer token is not valid"}, "unknown bearer token")
+		a.deny(w, r, "", &errorInfo{Kind: execgate.ErrorKindUnauthenticated, Status: http.StatusUnauthorized, Message: "the bearer token is not valid"}, "unknown bearer token")
 		return "", false
 	case want != 0 && found.role != want:
 		msg, reason := "this token belongs to a caller and cannot decide approvals", "caller token on an approver route"
 		if found.role == roleApprover {
 			msg, reason = "this token belongs to an approver and cannot call tools", "approver token on a caller route"
 		}
-		a.deny(w, r, found.principal, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden, Message: msg}, reason)
+		a.deny(w, r, found.principal, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusForbidden, Message: msg}, reason)
 		return "", false
 	}
 	return found.principal, true
@@ -362,8 +359,8 @@ type callResponse struct {
 	LatencyMS int64 `json:"latency_ms"`
 }
 
-// callTool serves POST /v1/tools/{name}: Run, or Propose when the policy
-// holds the call for approval.
+// callTool serves POST /v1/tools/{name}: the gate runs the call, or
+// proposes it when the policy holds it for approval (Executor.Submit).
 func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	principal, ok := a.authenticate(w, r, roleCaller)
@@ -376,29 +373,24 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	name := r.PathValue("name")
 	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), principal))
-	res, err := a.x.Run(ctx, name, input)
-	var pe *execgate.PolicyError
-	if errors.As(err, &pe) && pe.Action == execgate.ActionRequireApproval {
-		var ap execgate.Approval
-		ap, err = a.x.Propose(ctx, name, input, fmt.Sprintf("requested by %q via the HTTP API", principal))
-		if err == nil {
-			if a.pending.add(ctx, ap) != nil {
-				a.reject(ctx, ap.ID)
-				a.respond(w, http.StatusServiceUnavailable, callResponse{Error: &errorInfo{
-					Kind: kindUnavailable, Name: name, Status: http.StatusServiceUnavailable,
-					Message: fmt.Sprintf("execgate: %q needs a person's approval, and too many approvals are pending; nothing ran", name),
-				}}, slot, start)
-				return
-			}
-			a.respond(w, http.StatusAccepted, callResponse{Status: "pending_approval", Approval: &ap}, slot, start)
+	sub, err := a.x.Submit(ctx, name, input, execgate.SubmitOptions{Reason: fmt.Sprintf("requested by %q via the HTTP API", principal)})
+	switch {
+	case err != nil:
+		a.refuse(w, err, slot, start)
+	case sub.Op == execgate.OpPropose:
+		ap := sub.Approval
+		if a.pending.add(ctx, ap) != nil {
+			a.reject(ctx, ap.ID)
+			a.respond(w, http.StatusServiceUnavailable, callResponse{Error: &errorInfo{
+				Kind: execgate.ErrorKindStoreFull, Name: name, Status: http.StatusServiceUnavailable,
+				Message: fmt.Sprintf("execgate: %q needs a person's approval, and too many approvals are pending; nothing ran", name),
+			}}, slot, start)
 			return
 		}
+		a.respond(w, http.StatusAccepted, callResponse{Status: "pending_approval", Approval: &ap}, slot, start)
+	default:
+		a.respond(w, http.StatusOK, callResponse{Result: &sub.Result}, slot, start)
 	}
-	if err != nil {
-		a.refuse(w, err, slot, start)
-		return
-	}
-	a.respond(w, http.StatusOK, callResponse{Result: &res}, slot, start)
 }
 
 // listApprovals serves GET /v1/approvals, to approvers.
@@ -432,11 +424,11 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil || dec.More() {
-		a.deny(w, r, approver, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"} or {"action": "reject"}`}, "malformed body")
+		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"} or {"action": "reject"}`}, "malformed body")
 		return
 	}
 	if d.Action != "approve" && d.Action != "reject" {
-		a.deny(w, r, approver, &errorInfo{Kind: kindInvalidInput, Status: http.StatusUnprocessableEntity, Message: `action must be "approve" or "reject"`,
+		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindValidation, Status: http.StatusUnprocessableEntity, Message: `action must be "approve" or "reject"`,
 			Issues: []execgate.Issue{{Field: "action", Message: `must be "approve" or "reject"`}}}, "unknown action")
 		return
 	}
@@ -450,11 +442,11 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case !found:
-		a.deny(w, r, approver, &errorInfo{Kind: kindApproval, Reason: execgate.ReasonUnknown, Status: http.StatusNotFound,
+		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindApproval, Reason: execgate.ReasonUnknown, Status: http.StatusNotFound,
 			Message: "no such pending approval: it was never issued here, was already decided, or expired"}, execgate.ReasonUnknown)
 		return
 	case err != nil:
-		a.deny(w, r, approver, &errorInfo{Kind: kindForbidden, Status: http.StatusForbidden,
+		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusForbidden,
 			Message: "an approver cannot decide an approval of its own call"}, "self-approval")
 		return
 	}
@@ -502,7 +494,7 @@ func (a *api) respond(w http.ResponseWriter, status int, body callResponse, slot
 // refuse writes the refusal err. The gate has recorded it.
 func (a *api) refuse(w http.ResponseWriter, err error, slot *eventSlot, start time.Time) {
 	e := refusal(err)
-	if e.Kind == kindInternal {
+	if e.Kind == execgate.ErrorKindInternal {
 		a.log.Error("execgate: call failed", "error", err)
 	}
 	if e.retryAfter > 0 {
@@ -518,11 +510,11 @@ func (a *api) readBody(w http.ResponseWriter, r *http.Request, principal string,
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			a.deny(w, r, principal, &errorInfo{Kind: kindBadRequest, Status: http.StatusUnsupportedMediaType, Message: "the body must be JSON, sent with Content-Type: application/json (or no Content-Type)"}, "content type is not JSON")
+			a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusUnsupportedMediaType, Message: "the body must be JSON, sent with Content-Type: application/json (or no Content-Type)"}, "content type is not JSON")
 			return nil, false
 		}
 	}
-	tooLarge := &errorInfo{Kind: kindTooLarge, Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body is larger than %d bytes", limit)}
+	tooLarge := &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body is larger than %d bytes", limit)}
 	if r.ContentLength > limit {
 		a.deny(w, r, principal, tooLarge, "body too large")
 		return nil, false
@@ -534,7 +526,7 @@ func (a *api) readBody(w http.ResponseWriter, r *http.Request, principal string,
 		a.deny(w, r, principal, tooLarge, "body too large")
 		return nil, false
 	case err != nil:
-		a.deny(w, r, principal, &errorInfo{Kind: kindBadRequest, Status: http.StatusBadRequest, Message: "the body could not be read"}, "body cut short")
+		a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusBadRequest, Message: "the body could not be read"}, "body cut short")
 		return nil, false
 	}
 	if len(body) == 0 {

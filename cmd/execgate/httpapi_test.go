@@ -105,7 +105,7 @@ func TestHTTP_AuthRequired(t *testing.T) {
 	} {
 		resp, r := f.do(t, route.method, route.path, "", strings.NewReader(`{}`))
 		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%v", route)
-		assert.Equal(t, kindUnauthorized, r.Error.Kind)
+		assert.Equal(t, execgate.ErrorKindUnauthenticated, r.Error.Kind)
 		assert.Equal(t, `Bearer realm="execgate"`, resp.Header.Get("WWW-Authenticate"))
 	}
 	assert.Zero(t, f.rec.Count())
@@ -116,7 +116,7 @@ func TestHTTP_WrongTokenRefused(t *testing.T) {
 	for _, token := range []string{"wrong", callerToken + "x", strings.ToUpper(callerToken), tokenHash(callerToken)} {
 		resp, r := f.do(t, "POST", "/v1/tools/echo.run", token, strings.NewReader(`{"args":["x"]}`))
 		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, token)
-		assert.Equal(t, kindUnauthorized, r.Error.Kind)
+		assert.Equal(t, execgate.ErrorKindUnauthenticated, r.Error.Kind)
 		assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`)
 	}
 	// Another scheme carrying the right token is not a bearer token.
@@ -134,10 +134,10 @@ func TestHTTP_RolesAreSeparate(t *testing.T) {
 	f := newAPIFixture(t, testConfig)
 	resp, r := f.do(t, "POST", "/v1/tools/echo.run", approverToken, strings.NewReader(`{"args":["x"]}`))
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	assert.Equal(t, kindForbidden, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind)
 	resp, r = f.do(t, "GET", "/v1/approvals", callerToken, nil)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	assert.Equal(t, kindForbidden, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind)
 	assert.Zero(t, f.rec.Count())
 }
 
@@ -154,10 +154,10 @@ func TestHTTP_BodyOver1MiBRefused(t *testing.T) {
 	// One byte more is refused, with a Content-Length and without one.
 	resp, r = f.call(t, "echo.run", pad(maxBody+1))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
-	assert.Equal(t, kindTooLarge, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind)
 	resp, r = f.do(t, "POST", "/v1/tools/echo.run", callerToken, io.MultiReader(strings.NewReader(pad(maxBody+1))))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
-	assert.Equal(t, kindTooLarge, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind)
 	assert.Equal(t, 1, f.rec.Count(), "only the call of exactly 1 MiB ran")
 }
 
@@ -178,7 +178,7 @@ func TestHTTP_UnknownTool404(t *testing.T) {
 	f := newAPIFixture(t, testConfig)
 	resp, r := f.call(t, "rm.run", `{}`)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
-	assert.Equal(t, kindNotFound, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindNotFound, r.Error.Kind)
 	assert.Equal(t, "rm.run", r.Error.Name)
 	assert.NotEmpty(t, r.TraceID, "the refusal is in the audit trail")
 	assert.Nil(t, r.Policy, "the policy was not asked")
@@ -186,7 +186,8 @@ func TestHTTP_UnknownTool404(t *testing.T) {
 
 	resp, r = f.do(t, "GET", "/v2/anything", callerToken, nil)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
-	assert.Equal(t, kindNotFound, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind, "a route is not a tool: the request is refused")
+	assert.Equal(t, "no such route", r.Error.Reason, "with the words the audit trail records")
 }
 
 func TestHTTP_BadInput422(t *testing.T) {
@@ -194,7 +195,7 @@ func TestHTTP_BadInput422(t *testing.T) {
 	for _, in := range []string{`{"args":["a;b"]}`, `{"argz":[]}`, `{"args":1}`, `{not json`, `{"args":[]} trailing`} {
 		resp, r := f.call(t, "echo.run", in)
 		assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, in)
-		assert.Equal(t, kindInvalidInput, r.Error.Kind, in)
+		assert.Equal(t, execgate.ErrorKindValidation, r.Error.Kind, in)
 		assert.NotEmpty(t, r.Error.Issues, in)
 	}
 	assert.Zero(t, f.rec.Count())
@@ -204,7 +205,7 @@ func TestHTTP_PolicyDeny403(t *testing.T) {
 	f := newAPIFixture(t, testConfig)
 	resp, r := f.call(t, "forbidden.run", ``)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	assert.Equal(t, kindPolicy, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindPolicy, r.Error.Kind)
 	assert.Equal(t, execgate.ActionDeny, r.Error.Action)
 	assert.Equal(t, "everyone/never", r.Error.Rule)
 	require.NotNil(t, r.Policy)
@@ -279,7 +280,7 @@ func TestHTTP_MethodNotAllowed(t *testing.T) {
 	resp, r := f.do(t, "GET", "/v1/tools/echo.run", callerToken, nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	assert.Equal(t, "POST", resp.Header.Get("Allow"))
-	assert.Equal(t, kindBadRequest, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind)
 	resp, _ = f.do(t, "DELETE", "/v1/approvals", approverToken, nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	assert.Equal(t, "GET", resp.Header.Get("Allow"))
@@ -320,7 +321,7 @@ func TestHTTP_ApprovalFlow(t *testing.T) {
 	// The caller's own token cannot approve.
 	resp, r := f.decide(t, ap.ID, callerToken, "approve")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	assert.Equal(t, kindForbidden, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind)
 	assert.Zero(t, f.rec.Count())
 	assert.Equal(t, []string{ap.ID}, f.listed(t), "still pending")
 
@@ -339,7 +340,7 @@ func TestHTTP_ApprovalFlow(t *testing.T) {
 	// A second approve finds nothing.
 	resp, r = f.decide(t, ap.ID, approverToken, "approve")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
-	assert.Equal(t, kindApproval, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindApproval, r.Error.Kind)
 	assert.Equal(t, execgate.ReasonUnknown, r.Error.Reason)
 	assert.Equal(t, 1, f.rec.Count())
 	assert.Empty(t, f.listed(t))
@@ -399,7 +400,7 @@ func TestHTTP_NoSelfApproval(t *testing.T) {
 	for _, action := range []string{"approve", "reject"} {
 		resp, r := f.decide(t, ap.ID, approverToken, action)
 		assert.Equal(t, http.StatusForbidden, resp.StatusCode, action)
-		assert.Equal(t, kindForbidden, r.Error.Kind)
+		assert.Equal(t, execgate.ErrorKindRequest, r.Error.Kind)
 		assert.Contains(t, r.Error.Message, "its own call")
 	}
 	assert.Equal(t, []string{ap.ID}, f.listed(t))

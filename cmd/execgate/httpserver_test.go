@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/execgatetest"
 )
@@ -62,25 +63,25 @@ func TestHTTPServer_RawRequests(t *testing.T) {
 		kind   string // the error kind of a JSON body
 	}{
 		{"an unknown route is a JSON 404",
-			"GET /nope HTTP/1.1\r\n" + end, 404, "application/json", kindNotFound},
+			"GET /nope HTTP/1.1\r\n" + end, 404, "application/json", execgate.ErrorKindRequest},
 		{"a path the mux would redirect to its clean form is a JSON 404, not a redirect",
-			"GET /v1/tools/../approvals HTTP/1.1\r\n" + end, 404, "application/json", kindNotFound},
+			"GET /v1/tools/../approvals HTTP/1.1\r\n" + end, 404, "application/json", execgate.ErrorKindRequest},
 		{"a doubled slash is a JSON 404, not a redirect",
-			"GET //v1/tools HTTP/1.1\r\n" + end, 404, "application/json", kindNotFound},
+			"GET //v1/tools HTTP/1.1\r\n" + end, 404, "application/json", execgate.ErrorKindRequest},
 		{"a trailing slash is a JSON 404",
-			"GET /v1/tools/ HTTP/1.1\r\n" + end, 404, "application/json", kindNotFound},
+			"GET /v1/tools/ HTTP/1.1\r\n" + end, 404, "application/json", execgate.ErrorKindRequest},
 		{"OPTIONS * reaches the API and is a JSON 404",
-			"OPTIONS * HTTP/1.1\r\n" + end, 404, "application/json", kindNotFound},
+			"OPTIONS * HTTP/1.1\r\n" + end, 404, "application/json", execgate.ErrorKindRequest},
 		{"CONNECT reaches the API and is a JSON 404",
-			"CONNECT 127.0.0.1:1 HTTP/1.1\r\n" + end, 404, "application/json", kindNotFound},
+			"CONNECT 127.0.0.1:1 HTTP/1.1\r\n" + end, 404, "application/json", execgate.ErrorKindRequest},
 		{"a method a route does not serve is a JSON 405",
-			"PUT /v1/tools HTTP/1.1\r\n" + end, 405, "application/json", kindBadRequest},
+			"PUT /v1/tools HTTP/1.1\r\n" + end, 405, "application/json", execgate.ErrorKindRequest},
 		{"a call without a token is a JSON 401",
-			"POST /v1/tools/echo.run HTTP/1.1\r\nContent-Length: 2\r\n" + end + "{}", 401, "application/json", kindUnauthorized},
+			"POST /v1/tools/echo.run HTTP/1.1\r\nContent-Length: 2\r\n" + end + "{}", 401, "application/json", execgate.ErrorKindUnauthenticated},
 		{"a body over its Content-Length bound is a JSON 413",
-			"POST /v1/tools/echo.run HTTP/1.1\r\nAuthorization: Bearer " + callerToken + "\r\nContent-Length: 2000000\r\n" + end, 413, "application/json", kindTooLarge},
+			"POST /v1/tools/echo.run HTTP/1.1\r\nAuthorization: Bearer " + callerToken + "\r\nContent-Length: 2000000\r\n" + end, 413, "application/json", execgate.ErrorKindRequest},
 		{"HTTP/1.0 without Host is served as usual",
-			"GET /nope HTTP/1.0\r\n\r\n", 404, "application/json", kindNotFound},
+			"GET /nope HTTP/1.0\r\n\r\n", 404, "application/json", execgate.ErrorKindRequest},
 
 		{"a request line that is not HTTP is net/http's plain-text 400",
 			"garbage\r\n\r\n", 400, "text/plain; charset=utf-8", ""},

@@ -107,9 +107,9 @@ func TestHTTP_RefusalsBeforeTheGateAreAudited(t *testing.T) {
 		{"a decision body that is not the JSON of a decision is refused as malformed, as the approver",
 			"POST", "/v1/approvals/" + unknownID, approverToken, "application/json", `approve ` + secretBody,
 			400, "alice", "POST /v1/approvals/" + unknownID, "", execgate.ErrorKindRequest, "malformed body"},
-		{"a decision with an unknown action is refused, as the approver",
+		{"a decision with an unknown action is refused as invalid in its field, as the approver",
 			"POST", "/v1/approvals/" + unknownID, approverToken, "application/json", `{"action":"maybe"}`,
-			422, "alice", "POST /v1/approvals/" + unknownID, "", execgate.ErrorKindRequest, "unknown action"},
+			422, "alice", "POST /v1/approvals/" + unknownID, "", execgate.ErrorKindValidation, "unknown action"},
 		{"a decision on an approval that is not pending is an approval refusal with reason unknown",
 			"POST", "/v1/approvals/" + unknownID, approverToken, "application/json", `{"action":"approve"}`,
 			404, "alice", "POST /v1/approvals/" + unknownID, "", execgate.ErrorKindApproval, execgate.ReasonUnknown},
@@ -153,6 +153,8 @@ func TestHTTP_RefusalsBeforeTheGateAreAudited(t *testing.T) {
 			var r response
 			require.NoError(t, json.Unmarshal(data, &r), "%s", data)
 			require.NotNil(t, r.Error, "%s", data)
+			assert.Equal(t, tc.kind, r.Error.Kind, "the client gets the kind the trail records")
+			assert.Equal(t, tc.reason, r.Error.Reason, "and its reason")
 
 			lines := f.lines(t)
 			require.Len(t, lines, before+1, "exactly one audit line per refusal")

@@ -177,7 +177,7 @@ func TestE2E_ReloadOnSIGHUP(t *testing.T) {
 	assert.True(t, r.Result.OK)
 	code, r = do("POST", "/v1/tools/sleep.run", newToken, `{"args":["0"]}`)
 	assert.Equal(t, http.StatusNotFound, code)
-	assert.Equal(t, kindNotFound, r.Error.Kind)
+	assert.Equal(t, execgate.ErrorKindNotFound, r.Error.Kind)
 
 	o := <-slow
 	require.Equal(t, http.StatusOK, o.code, "the call under way finished: %+v", o.r.Error)
