@@ -131,8 +131,9 @@ type Options struct {
 }
 
 // Server exposes an Executor as MCP tools: one tool per spec of
-// Options.Allowlist. Every call goes through the Executor: Run for calls
-// the Policy allows, Propose and Execute for calls it holds for approval.
+// Options.Allowlist. Every call goes through the Executor: Submit runs a
+// call the Policy allows and proposes one it holds for approval, and
+// Execute runs an approved one.
 // A Server is safe for concurrent use and may serve many sessions.
 type Server struct {
 	x      *execgate.Executor
@@ -292,7 +293,7 @@ func (s *Server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 // audit trail with Executor.RecordRefusal (route "mcp tools/call", kind
 // not_found), under Options.Principal and the requested name, which the
 // Executor cuts as it cuts every caller-chosen string. The name is never
-// handed to Executor.Run: a name that it would serve but this server does
+// handed to Executor.Submit: a name that it would serve but this server does
 // not list (a dispatcher's "git.status") must go through the listed tool.
 func (s *Server) unlisted(ctx context.Context, name string) *mcp.CallToolResult {
 	ctx = execgate.WithPrincipal(context.WithoutCancel(ctx), s.opts.Principal)
