@@ -140,6 +140,15 @@
 // A server in front of the Executor records its own refusals (a bad
 // token, a body too large) in the same trail with Executor.RecordRefusal.
 //
+// # Refusals
+//
+// Every refusal has a kind, an ErrorKind, that KindOf gives for any error
+// the gate returns: not_found, validation, policy, approval, busy, audit,
+// store_full or internal, and, for refusals a server makes before the gate,
+// unauthenticated and request. The audit trail (Event.Error), package
+// mcpserver and the execgate binary name refusals with these kinds and no
+// others; ErrorKind says what each means and what a caller can do.
+//
 // # Concurrency
 //
 // Config.MaxConcurrent bounds the processes an Executor runs at once, and
@@ -187,6 +196,13 @@
 // leaves it consumed. Executor.Reject withdraws a pending approval. Changing
 // a spec's PolicyVersion (empty means "1") makes all its pending approvals
 // unusable.
+//
+// Executor.Submit is the path for a server that takes approvals: it
+// validates the call once, asks the Policy once, and runs the call when
+// the Policy allows it or proposes it when the Policy holds it
+// (SubmitOptions.NoPropose refuses a held call instead, as Run does).
+// Executor.Decide says what Submit would do, as a Verdict, and starts,
+// stores and records nothing.
 //
 // A nil Config.Store means a MemoryStore of this process holding at most
 // DefaultStoreCapacity (1000) pending records; when it is full, Propose
