@@ -187,6 +187,7 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 		}
 		s.Confine = c
 	}
+	s.Hints = s.Hints.clone()
 	e := &entry{spec: s, env: list}
 	e.fingerprint = specFingerprint(e)
 	e.procFP = saltedFingerprint(processSalt(), e.fingerprint)
@@ -277,5 +278,6 @@ func (e *entry) publicSpec() CommandSpec {
 		s.Env[k] = v
 	}
 	s.Confine = e.spec.Confine.clone()
+	s.Hints = e.spec.Hints.clone()
 	return s
 }

@@ -124,7 +124,7 @@ type CommandSpec struct {
 	// Hints describe the command's effects for tool listings (such as MCP
 	// tool annotations). They are advice to callers: the gate does not
 	// enforce them, and they are not part of any digest. The zero Hints
-	// claims nothing.
+	// claims nothing. NewAllowlist copies them.
 	Hints Hints
 }
 
@@ -142,6 +142,24 @@ type Hints struct {
 	// OpenWorld claims the command may reach outside systems (network,
 	// other services).
 	OpenWorld *bool
+}
+
+// clone returns a copy of h that shares no memory with it.
+func (h Hints) clone() Hints {
+	return Hints{
+		ReadOnly:    cloneBool(h.ReadOnly),
+		Destructive: cloneBool(h.Destructive),
+		Idempotent:  cloneBool(h.Idempotent),
+		OpenWorld:   cloneBool(h.OpenWorld),
+	}
+}
+
+func cloneBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	v := *b
+	return &v
 }
 
 // Argv is what a schema builds from one accepted input: the arguments
