@@ -21,6 +21,7 @@
 //	execgate test  --config FILE CASES.yaml
 //	execgate run   --config FILE [--principal P] [--audit FILE] NAME [INPUT]
 //	execgate tools --config FILE
+//	execgate import flux7 [-o FILE [--force]] [--kind KIND]... FILE
 //	execgate audit verify FILE
 //	execgate token [--principal P] [--stdin]
 //	execgate version
@@ -285,4 +286,32 @@
 // before the process starts, and its outcome. audit verify also lists,
 // as "FILE: unfinished: seq N: ...", every intent no outcome follows:
 // what serve leaves when it is killed while a command runs.
+//
+// # Importing from flux7-mesh
+//
+// execgate import flux7 FILE converts the cli_tools and policies sections
+// of a flux7-mesh configuration into this format (package config/flux7
+// has the mapping), on stdout or, with -o, into a new file; an existing
+// file is refused unless --force, which replaces it whole. It carries
+// over each tool's name, bin, working_dir, env and mode (simple,
+// fine-tuned, strict, bare), a dispatcher's default_action, commands and
+// their timeouts, and the policies, with agent as principal and
+// human_approval as require_approval. It declares an allowed_args flag
+// only when --kind gives its value kind ([TOOL[.COMMAND]:]FLAG=none,
+// string or int).
+//
+// What it does not carry over is a TODO(flux7) comment in the output and
+// a FILE:LINE:COLUMN line on stderr: flags without a kind, the positional
+// arguments every flux7 command accepts, the "any flag" of a command
+// without allowed_args, names this format cannot spell, policies whose
+// agent holds '*' or '?' or has several policies, rule patterns this
+// format might match differently. The output never allows more than FILE
+// did: a tool with a TODO is held at human_approval (its dispatcher's
+// default_action, and floor-N rules before the allow rules that match
+// its commands) until a person finishes it, and a file without policies
+// becomes policies: [], which denies every call, as flux7 does. A file
+// that is not a flux7 file is refused with every problem and its line.
+// The output is then loaded as check would on this machine: import exits
+// 0 when it loads, 1 when it does not (a bin missing here, say; the file
+// is written all the same), and 2 when FILE cannot be converted.
 package main
