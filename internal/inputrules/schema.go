@@ -75,7 +75,7 @@ func EscapeJSON(b []byte) []byte {
 				escaped = true
 			case c == '"':
 				inString = false
-			case ascii[c] != Allowed:
+			case latin1[c] != Allowed:
 				out = append(out, b[done:i]...)
 				out = appendUnicodeEscape(out, rune(c))
 				done = i + 1

@@ -66,11 +66,15 @@ type Span struct {
 }
 
 // table is every refused character by class: sorted, disjoint spans, each
-// of one class, adjacent spans of one class merged. ascii is the class of
-// each ASCII character, the fast path of ClassOf.
+// of one class, adjacent spans of one class merged. latin1 is the class of
+// each character below U+0100 and bmpPages says which 256-character pages
+// of the Basic Multilingual Plane hold a refused character at all: the
+// fast paths of ClassOf, so that the text of most scripts is judged
+// without a search.
 var (
-	table = buildTable()
-	ascii = buildASCII()
+	table    = buildTable()
+	latin1   = buildLatin1()
+	bmpPages = buildBMPPages()
 )
 
 // Spans returns the refused characters as sorted, disjoint spans, each of
@@ -84,12 +88,24 @@ func Spans() []Span {
 // UTF-8 cannot hold, are Allowed here; TextProblem refuses them as
 // invalid UTF-8.
 func ClassOf(r rune) Class {
-	if r >= 0 && r < utf8.RuneSelf {
-		return ascii[r]
+	if uint32(r) < uint32(len(latin1)) {
+		return latin1[r]
 	}
-	i := sort.Search(len(table), func(i int) bool { return table[i].Hi >= r })
-	if i < len(table) && table[i].Lo <= r {
-		return table[i].Class
+	if uint32(r) < 0x10000 && !bmpPages[r>>8] {
+		return Allowed
+	}
+	// The first span that ends at or after r.
+	lo, hi := 0, len(table)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if table[m].Hi < r {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(table) && table[lo].Lo <= r {
+		return table[lo].Class
 	}
 	return Allowed
 }
@@ -104,11 +120,26 @@ func TextProblem(s string) string {
 	if isPrintableASCII(s) {
 		return "" // no printable ASCII character is refused
 	}
-	if !utf8.ValidString(s) {
-		return "not valid UTF-8"
-	}
-	for _, r := range s {
+	return textProblem(s)
+}
+
+// textProblem is TextProblem without its fast path: one pass that decodes
+// and classifies each character. Invalid UTF-8 anywhere wins over a
+// refused character, so the rest of s is checked when one is found.
+func textProblem(s string) string {
+	for i := 0; i < len(s); {
+		var r rune
+		n := 1
+		if c := s[i]; c < utf8.RuneSelf {
+			r = rune(c)
+		} else if r, n = utf8.DecodeRuneInString(s[i:]); r == utf8.RuneError && n == 1 {
+			return "not valid UTF-8"
+		}
+		i += n
 		if c := ClassOf(r); c != Allowed {
+			if !utf8.ValidString(s[i:]) {
+				return "not valid UTF-8"
+			}
 			return CharProblem(r, c)
 		}
 	}
@@ -128,10 +159,15 @@ func CharProblem(r rune, c Class) string {
 // MaxTokenBytes, or a TextProblem.
 func TokenProblem(s string) string {
 	if len(s) > MaxTokenBytes {
-		return fmt.Sprintf("longer than %d bytes", MaxTokenBytes)
+		return tokenTooLong()
 	}
-	return TextProblem(s)
+	if isPrintableASCII(s) {
+		return "" // no printable ASCII character is refused
+	}
+	return textProblem(s)
 }
+
+func tokenTooLong() string { return fmt.Sprintf("longer than %d bytes", MaxTokenBytes) }
 
 // isPrintableASCII reports whether s holds only bytes from ' ' to '~'.
 func isPrintableASCII(s string) bool {
@@ -205,12 +241,22 @@ func buildTable() []Span {
 	return merged
 }
 
-func buildASCII() [utf8.RuneSelf]Class {
-	var a [utf8.RuneSelf]Class
+func buildLatin1() [0x100]Class {
+	var a [0x100]Class
 	for _, s := range table {
-		for r := s.Lo; r <= s.Hi && r < utf8.RuneSelf; r++ {
+		for r := s.Lo; r <= s.Hi && r < 0x100; r++ {
 			a[r] = s.Class
 		}
 	}
 	return a
+}
+
+func buildBMPPages() [0x100]bool {
+	var p [0x100]bool
+	for _, s := range table {
+		for page := s.Lo >> 8; page <= s.Hi>>8 && page < 0x100; page++ {
+			p[page] = true
+		}
+	}
+	return p
 }
