@@ -370,7 +370,7 @@ func (p *problems) scalarText(v *yaml.Node, path string) (str, bool) {
 	return str{}, false
 }
 
-func (p *problems) strings(f *[]str, max int, what string) handler {
+func (p *problems) strList(f *[]str, max int, what string) handler {
 	return func(_, v *yaml.Node, path string) {
 		p.list(v, path, max, what, func(_ int, e *yaml.Node, ep string) {
 			if e.Kind == yaml.ScalarNode && e.Tag == "!!str" {
@@ -429,7 +429,7 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 			}
 		},
 		"env": func(_, v *yaml.Node, p string) {
-			d.mapping(v, p, d.envHandlers(v, p, &t.env))
+			d.mapping(v, p, d.envHandlers(v, &t.env))
 		},
 		"commands": func(_, v *yaml.Node, p string) {
 			t.commandsNode = v
@@ -467,7 +467,7 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 
 // envHandlers returns a handler for every key of env mapping v: each
 // value is read as text.
-func (d *decoder) envHandlers(v *yaml.Node, _ string, env *[]envVar) map[string]handler {
+func (d *decoder) envHandlers(v *yaml.Node, env *[]envVar) map[string]handler {
 	hs := make(map[string]handler)
 	if v.Kind != yaml.MappingNode {
 		return hs
@@ -508,7 +508,7 @@ func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc
 	if _, ok := d.mapping(n, path, map[string]handler{
 		"allowed_args": func(k, v *yaml.Node, p string) {
 			c.allowedNode = v
-			d.strings(&c.allowed, maxAllowedArgs, "allowed_args entries")(k, v, p)
+			d.strList(&c.allowed, maxAllowedArgs, "allowed_args entries")(k, v, p)
 		},
 		"timeout": d.str(&c.timeout),
 	}); !ok {
@@ -555,7 +555,7 @@ func (d *decoder) rule(n *yaml.Node, path string) *ruleDoc {
 	present, ok := d.mapping(n, path, map[string]handler{
 		"tools": func(k, v *yaml.Node, p string) {
 			r.toolsNode = v
-			d.strings(&r.tools, maxRulePatterns, "tools patterns")(k, v, p)
+			d.strList(&r.tools, maxRulePatterns, "tools patterns")(k, v, p)
 		},
 		"action": d.str(&r.action),
 	})
