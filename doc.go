@@ -175,6 +175,16 @@
 // alone. On other Unix systems neither exists, and commands keep running
 // after their gate is killed.
 //
+// This holds for commands that do not fight it. A command running as the
+// gate's own user can kill the watchdog (it is that user's process, though
+// not dumpable, so the command cannot reach its pipe through /proc), clear
+// its own parent-death signal, execute a set-user-ID program (which the
+// kernel starts without one), or leave its group, and then outlive a gate
+// that dies. Calls and messages never wait for the watchdog: one that is
+// gone or does not keep up is killed and replaced, with every group still
+// running handed to the new one. Against a hostile command the backstop is
+// a Confinement, and a separate user for the commands.
+//
 // # Approvals
 //
 // A Policy may require that a call be approved by a person before it runs.

@@ -132,8 +132,9 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // small process of its own (see "When the gate dies" in the package
 // documentation), kills the process group of every call still running
 // when this process's end closes the pipe it reads. A process that left
-// the group is not reached. On other Unix systems neither exists: a
-// command whose gate is killed keeps running.
+// the group is not reached, and neither is a command of the same user
+// that works to escape (see the package documentation). On other Unix
+// systems neither exists: a command whose gate is killed keeps running.
 //
 // If inv.SHA256 is set, the file is opened and hashed through the opened
 // descriptor first, and on a mismatch no process is started and the

@@ -290,10 +290,6 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 // writer.
 func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, start time.Time, timeout time.Duration, maxOutput int) Outcome {
 	pid := cmd.Process.Pid
-	// If this process dies, the watchdog kills the group; the leader
-	// itself has its parent-death signal. A watchdog that cannot be
-	// started leaves only the latter (see DefaultExecFn).
-	guarded := proc.Guard(pid) == nil
 	var wg sync.WaitGroup
 
 	// lastOutput is when either stream last delivered a byte, as a
@@ -331,6 +327,12 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 
 	k := &groupKiller{leader: cmd.Process}
 	k.arm(ctx, inv, &lastOutput, start, timeout)
+
+	// If this process dies, the watchdog kills the group; the leader
+	// itself has its parent-death signal. A watchdog that cannot be
+	// started leaves only the latter (see DefaultExecFn). Guard never
+	// waits, and the limits are armed already.
+	guarded := proc.Guard(pid) == nil
 
 	// Wait for the leader to exit. On Linux it is not reaped: it stays a
 	// zombie, so its process group ID stays reserved until the group has

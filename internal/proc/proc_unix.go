@@ -5,6 +5,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"syscall"
@@ -15,9 +16,12 @@ import (
 // KillGroup sends SIGKILL to every process in the process group pgid. A
 // group that no longer has any member is not an error. KillGroup refuses a
 // pgid below 2, because kill(2) gives -0 and -1 special meanings (the
-// caller's own group, every process it may signal).
+// caller's own group, every process it may signal), and one above the
+// largest process ID.
 func KillGroup(pgid int) error {
-	if pgid < 2 {
+	// kill(2) takes a pid_t: a larger number would wrap around into
+	// another process, or into -1.
+	if pgid < 2 || pgid > math.MaxInt32 {
 		return fmt.Errorf("proc: refusing to kill process group %d", pgid)
 	}
 	err := unix.Kill(-pgid, unix.SIGKILL)

@@ -19,6 +19,8 @@ import (
 const helperEnv = "PROC_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	// The watchdog that Guard starts is this test binary again.
+	RunWatchdogIfRequested()
 	if os.Getenv(helperEnv) == "sleep" {
 		time.Sleep(time.Minute)
 		os.Exit(0)

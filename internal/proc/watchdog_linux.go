@@ -5,6 +5,7 @@ package proc
 import (
 	"encoding/binary"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -26,12 +27,13 @@ const (
 	msgSize   = 5
 )
 
-// watchdog is this process's side of its watchdog: the write end of the
-// pipe the watchdog reads, and the groups it guards, to register again
-// with a new watchdog if the old one is gone.
+// watchdog is this process's side of its watchdog: the process, the write
+// end of the pipe it reads, and the groups it guards, to register again
+// with a new watchdog if the old one is gone or stalled.
 var watchdog struct {
 	mu      sync.Mutex
-	w       *os.File // nil until the first Guard, or after a failed write
+	proc    *os.Process // nil until the first Guard, or after the watchdog was replaced
+	w       *os.File
 	guarded map[int]struct{}
 }
 
@@ -45,8 +47,9 @@ func SetParentDeathSignal(attr *syscall.SysProcAttr) {
 
 // Guard asks this process's watchdog to kill the process group pgid if
 // this process dies before Release(pgid). The watchdog is started on first
-// use, and again if it has gone; Guard reports an error only when it
-// cannot be started, and the group then goes unguarded.
+// use, and replaced when it is gone or does not keep up; Guard never
+// waits for it. Guard reports an error when no watchdog can be started;
+// the group then goes unguarded, and nothing of it is kept.
 func Guard(pgid int) error {
 	watchdog.mu.Lock()
 	defer watchdog.mu.Unlock()
@@ -57,58 +60,92 @@ func Guard(pgid int) error {
 	if watchdog.w != nil && send(watchdog.w, opGuard, pgid) == nil {
 		return nil
 	}
-	// No watchdog yet, or it has gone: start one and hand it every group
-	// still guarded.
-	closeWatchdog()
-	w, err := startWatchdog()
+	if err := replaceWatchdog(); err != nil {
+		delete(watchdog.guarded, pgid)
+		return err
+	}
+	return nil
+}
+
+// Release tells the watchdog that the group pgid no longer needs guarding.
+// Call it before the group's leader is reaped, while pgid cannot yet name
+// another group. It never waits for the watchdog.
+func Release(pgid int) {
+	watchdog.mu.Lock()
+	defer watchdog.mu.Unlock()
+	delete(watchdog.guarded, pgid)
+	if watchdog.w != nil && send(watchdog.w, opRelease, pgid) != nil {
+		// The watchdog is gone or stalled: replace it, so that the
+		// groups still guarded stay so. If that fails, the next Guard
+		// tries again.
+		replaceWatchdog()
+	}
+}
+
+// replaceWatchdog ends the current watchdog, if any, and starts a new one
+// that guards every group in watchdog.guarded. The caller holds
+// watchdog.mu.
+func replaceWatchdog() error {
+	if watchdog.proc != nil {
+		// Killed and reaped here, so that no replaced watchdog stays
+		// behind as a zombie; SIGKILL makes the wait short.
+		watchdog.w.Close()
+		watchdog.proc.Kill()
+		watchdog.proc.Wait()
+		watchdog.proc, watchdog.w = nil, nil
+	}
+	p, w, err := startWatchdog()
 	if err != nil {
 		return err
 	}
 	for g := range watchdog.guarded {
 		if err := send(w, opGuard, g); err != nil {
 			w.Close()
+			p.Kill()
+			p.Wait()
 			return err
 		}
 	}
-	watchdog.w = w
+	watchdog.proc, watchdog.w = p, w
 	return nil
 }
 
-// Release tells the watchdog that the group pgid no longer needs guarding.
-// Call it before the group's leader is reaped, while pgid cannot yet name
-// another group.
-func Release(pgid int) {
-	watchdog.mu.Lock()
-	defer watchdog.mu.Unlock()
-	delete(watchdog.guarded, pgid)
-	if watchdog.w != nil && send(watchdog.w, opRelease, pgid) != nil {
-		closeWatchdog()
-	}
-}
-
-func closeWatchdog() {
-	if watchdog.w != nil {
-		watchdog.w.Close()
-		watchdog.w = nil
-	}
-}
-
+// send writes one message without waiting: the pipe's descriptor is
+// non-blocking, so a watchdog that does not read (stopped, or flooded)
+// makes it fail with EAGAIN at once instead of holding up every call.
 func send(w *os.File, op byte, pgid int) error {
 	var msg [msgSize]byte
 	msg[0] = op
 	binary.LittleEndian.PutUint32(msg[1:], uint32(pgid))
-	_, err := w.Write(msg[:])
-	return err
+	rc, err := w.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var n int
+	var werr error
+	if err := rc.Write(func(fd uintptr) bool {
+		n, werr = unix.Write(int(fd), msg[:])
+		return true
+	}); err != nil {
+		return err
+	}
+	if werr != nil {
+		return werr
+	}
+	if n != msgSize {
+		return io.ErrShortWrite
+	}
+	return nil
 }
 
 // startWatchdog starts this program again as a watchdog, reading the
 // returned pipe. The watchdog is in a process group of its own, so a
 // terminal's signals to this process's group do not reach it, and it has
 // no parent-death signal: it must outlive this process to do its work.
-func startWatchdog() (*os.File, error) {
+func startWatchdog() (*os.Process, *os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
 	cmd := &exec.Cmd{
@@ -120,18 +157,15 @@ func startWatchdog() (*os.File, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	// Nothing waits for the watchdog: it lives as long as this process
-	// and is reaped by whoever inherits it. Release the os.Process so it
-	// holds nothing.
-	cmd.Process.Release()
-	return w, nil
+	return cmd.Process, w, nil
 }
 
 // RunWatchdogIfRequested becomes the watchdog, and exits, when this
-// process was started as one (os.Args[1] is WatchdogMarker and standard
-// input is a pipe); otherwise it returns at once.
+// process was started as one (os.Args[1] is WatchdogMarker, standard input
+// is a pipe, and the process runs with the privileges of whoever started
+// it); otherwise it returns at once.
 func RunWatchdogIfRequested() {
 	if len(os.Args) != 2 || os.Args[1] != WatchdogMarker {
 		return
@@ -141,6 +175,16 @@ func RunWatchdogIfRequested() {
 		os.Stderr.WriteString("execgate: not starting as a watchdog: standard input is not a pipe\n")
 		os.Exit(2)
 	}
+	// A set-user-ID or file-capability start would let whoever started
+	// it kill with privileges it does not have.
+	if os.Getuid() != os.Geteuid() || os.Getgid() != os.Getegid() {
+		os.Stderr.WriteString("execgate: not starting as a watchdog: running with privileges its starter lacks\n")
+		os.Exit(2)
+	}
+	// Not dumpable: processes of the same user cannot trace it or open
+	// its descriptors through /proc, so a command cannot write to its
+	// pipe that way.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// Signals meant for a terminal's foreground group, or a service
 	// manager's stop, must not end the watchdog before the process it
 	// guards: it ends when that process's end closes the pipe.
@@ -149,7 +193,8 @@ func RunWatchdogIfRequested() {
 }
 
 // runWatchdog keeps the set of guarded groups from r until r ends, then
-// kills every group still in it.
+// kills every group still in it. A message naming no possible process
+// group (below 2, above the largest process ID) is ignored.
 func runWatchdog(r io.Reader) int {
 	guarded := make(map[int]struct{})
 	var msg [msgSize]byte
@@ -157,12 +202,15 @@ func runWatchdog(r io.Reader) int {
 		if _, err := io.ReadFull(r, msg[:]); err != nil {
 			break
 		}
-		pgid := int(binary.LittleEndian.Uint32(msg[1:]))
+		pgid := binary.LittleEndian.Uint32(msg[1:])
+		if pgid < 2 || pgid > math.MaxInt32 {
+			continue
+		}
 		switch msg[0] {
 		case opGuard:
-			guarded[pgid] = struct{}{}
+			guarded[int(pgid)] = struct{}{}
 		case opRelease:
-			delete(guarded, pgid)
+			delete(guarded, int(pgid))
 		}
 	}
 	for pgid := range guarded {
