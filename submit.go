@@ -199,7 +199,8 @@ type Verdict struct {
 	Argv Argv
 	// Policy is the Policy's own answer, before the spec's Floor, with an
 	// action the gate does not know read as ActionDeny; nil when no Policy
-	// was asked (the Executor has none, or the call was refused first).
+	// answered (the Executor has none, the call was refused before it was
+	// asked, or it failed).
 	Policy *Decision
 	// Decision is the decision Submit would act on: the Policy's answer
 	// (ActionAllow without a Policy), made stricter by the spec's Floor if
