@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/execgate/execgate/internal/inputrules"
 	"github.com/execgate/execgate/internal/strictjson"
 )
 
@@ -73,8 +74,8 @@ type FlagSpec struct {
 	// Leading are fixed arguments emitted first, before anything the
 	// caller sends, such as a subcommand ("log") or a global option
 	// ("--no-pager"). Callers can never place anything before or between
-	// them. Nil means none. They must not contain NUL or control
-	// characters.
+	// them. Nil means none. They must hold none of the characters Flags
+	// refuses in a token.
 	Leading []string
 
 	// Flags are the flags a caller may give, in the order they are
@@ -143,10 +144,11 @@ type Flag struct {
 	// value that merely contains a match is refused. Write the anchors
 	// anyway, so readers of the configuration see the full-match intent.
 	// A value the pattern matches may hold shell metacharacters and may
-	// start with '-' or '@'; control characters are refused whatever the
-	// pattern says. JSONSchema shows the pattern as written when it is
-	// anchored at both ends and wrapped in ^(?:...)$ otherwise, so keep to
-	// syntax that RE2 and ECMA-262 share. It is required for ValuePattern
+	// start with '-' or '@'; the characters Flags refuses in a token are
+	// refused whatever the pattern says. JSONSchema shows the pattern as
+	// written when it is anchored at both ends and wrapped in ^(?:...)$
+	// otherwise, so keep to syntax that RE2 and ECMA-262 share, and adds
+	// the token rule beside it (allOf). It is required for ValuePattern
 	// and must be empty for other kinds.
 	Pattern string
 
@@ -239,11 +241,16 @@ const maxArgInMessage = 64
 // a value flag without a value; values that fail their kind; a flag given
 // more often than its Repeat; positionals starting with '@', or with '-'
 // unless EndOfOptions is set, more than Positionals.Max, or failing
-// Positionals.Pattern; "--" from the caller; control characters (C0, DEL,
-// C1), the bidirectional formatting characters U+061C, U+200E, U+200F,
-// U+202A–U+202E and U+2066–U+2069, and the line and paragraph separators
-// U+2028 and U+2029, and the invisible U+00AD, U+200B–U+200D,
-// U+2060–U+2064 and U+FEFF, anywhere in a token, value or key; shell
+// Positionals.Pattern; "--" from the caller; anywhere in a token, value or
+// key, the characters no argv token may hold, decided by Unicode
+// properties: control characters (Cc: C0, DEL, C1), format characters
+// (Cf, the bidirectional controls U+061C, U+200E, U+200F, U+202A–U+202E
+// and U+2066–U+2069 among them), the line and paragraph separators
+// U+2028 and U+2029, the default-ignorable code points, which are drawn
+// as nothing (U+00AD, U+034F, U+115F, U+1160, U+17B4, U+180E,
+// U+200B–U+200D, U+2060–U+2064, U+3164, the variation selectors
+// U+FE00–U+FE0F, U+FEFF, U+FFA0 and the Tags block U+E0000–U+E007F among
+// them), and U+2800 BRAILLE PATTERN BLANK, which is drawn blank; shell
 // metacharacters (; & | $ ` < > ( ) { } and newline) in string values and
 // in positionals unless a Pattern matched them; stdin when spec.Stdin is
 // nil or over its cap; more than MaxApprovalArgs tokens in "args", a token
@@ -405,14 +412,12 @@ func (s *flagsSchema) compile(spec FlagSpec) error {
 
 func compileFlag(f Flag) (*flagRule, error) {
 	switch {
-	case f.Name == "":
-		return nil, errors.New("Name is required")
-	case len(f.Name) > 64:
-		return nil, errors.New("Name is longer than 64 bytes")
+	case f.Name == "" || len(f.Name) > inputrules.MaxFlagNameBytes:
+		return nil, errors.New("Name " + inputrules.FlagNameProblem(f.Name))
 	case !validFlagName(f.Name):
-		return nil, fmt.Errorf("Name %q must match [A-Za-z0-9][A-Za-z0-9_-]*", f.Name)
-	case f.Short != "" && (len(f.Short) != 1 || !isFlagAlnum(f.Short[0])):
-		return nil, fmt.Errorf("Short %q must be one ASCII letter or digit", f.Short)
+		return nil, fmt.Errorf("Name %q %s", f.Name, inputrules.FlagNameProblem(f.Name))
+	case f.Short != "" && inputrules.ShortProblem(f.Short) != "":
+		return nil, fmt.Errorf("Short %q %s", f.Short, inputrules.ShortProblem(f.Short))
 	case f.Value < ValueNone || f.Value > ValuePattern:
 		return nil, fmt.Errorf("unknown Value kind %d", int(f.Value))
 	case f.Repeat < 0:
@@ -470,65 +475,15 @@ func compileFlagPattern(pattern string) (*regexp.Regexp, error) {
 	return regexp.Compile(`^(?:` + pattern + `)$`)
 }
 
-func validFlagName(name string) bool {
-	if name == "" || !isFlagAlnum(name[0]) {
-		return false
-	}
-	for i := 1; i < len(name); i++ {
-		if c := name[i]; !isFlagAlnum(c) && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isFlagAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
+func validFlagName(name string) bool { return inputrules.ValidWord(name) }
 
 // checkArgText returns why s may not appear in an argv, or "". The message
-// starts with s quoted.
+// starts with s quoted. The rule is inputrules.TokenProblem.
 func checkArgText(s string) string {
-	if len(s) > MaxApprovalArgBytes {
-		return fmt.Sprintf("%s: longer than %d bytes", quoteArg(s), MaxApprovalArgBytes)
-	}
-	if isPrintableASCII(s) {
-		// None of the characters argTextProblem refuses is printable
-		// ASCII.
-		return ""
-	}
-	return argTextProblem(s)
-}
-
-// argTextProblem is checkArgText's check of every character of s.
-func argTextProblem(s string) string {
-	if !utf8.ValidString(s) {
-		return quoteArg(s) + ": not valid UTF-8"
-	}
-	for _, r := range s {
-		switch {
-		case r == 0:
-			return quoteArg(s) + ": contains NUL"
-		case r < 0x20 || 0x7f <= r && r <= 0x9f:
-			return fmt.Sprintf("%s: contains the control character U+%04X", quoteArg(s), r)
-		case r == 0x061c || r == 0x200e || r == 0x200f || 0x2028 <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069:
-			return fmt.Sprintf("%s: contains the formatting character U+%04X", quoteArg(s), r)
-		case r == 0x00ad || 0x200b <= r && r <= 0x200d || 0x2060 <= r && r <= 0x2064 || r == 0xfeff:
-			// Invisible: an approver reading the argv would not see it.
-			return fmt.Sprintf("%s: contains the invisible character U+%04X", quoteArg(s), r)
-		}
+	if msg := inputrules.TokenProblem(s); msg != "" {
+		return quoteArg(s) + ": " + msg
 	}
 	return ""
-}
-
-// isPrintableASCII reports whether s holds only bytes from ' ' to '~'.
-func isPrintableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c > '~' {
-			return false
-		}
-	}
-	return true
 }
 
 // quoteArg quotes a caller's token for a message, shortened to
@@ -1129,6 +1084,7 @@ type flagSchemaNode struct {
 	Items                *flagSchemaNode                `json:"items,omitempty"`
 	Enum                 []string                       `json:"enum,omitempty"`
 	Pattern              string                         `json:"pattern,omitempty"`
+	AllOf                []*flagSchemaNode              `json:"allOf,omitempty"`
 	Minimum              *int64                         `json:"minimum,omitempty"`
 	Maximum              *int64                         `json:"maximum,omitempty"`
 	MinLength            *int                           `json:"minLength,omitempty"`
@@ -1137,14 +1093,43 @@ type flagSchemaNode struct {
 	AdditionalProperties *bool                          `json:"additionalProperties,omitempty"`
 }
 
-// The characters plain text (string values, positionals without a pattern)
-// may not hold, as an ECMA-262 character class body.
-const (
-	flagSchemaForbidden = `;&|$` + "`" + `<>(){}\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069`
+// The patterns of the JSON Schema, generated from the rules they publish
+// so that a schema never accepts a character the gate refuses. Each is
+// written in the syntax RE2 and ECMA-262 with the u flag share (see
+// inputrules.SchemaClass); the refused characters stand for themselves,
+// and the schema's JSON carries them as \uXXXX escapes.
+var (
+	// flagTokenClass is every character checkArgText refuses, as a
+	// character class body.
+	flagTokenClass = inputrules.SchemaClass()
+	// flagSchemaForbidden is every character plain text (string values,
+	// positionals without a pattern) may not hold: those and the shell
+	// metacharacters.
+	flagSchemaForbidden = schemaClassOf(argShellMeta) + flagTokenClass
 	// flagPlainSchemaPattern is what plainArgProblem and checkArgText
-	// accept, as an ECMA-262 pattern.
+	// accept.
 	flagPlainSchemaPattern = `^[^\-@` + flagSchemaForbidden + `][^` + flagSchemaForbidden + `]*$`
+	// flagTokenSchemaPattern is what checkArgText accepts: a token in
+	// "args", and the value of a pattern flag besides its pattern.
+	flagTokenSchemaPattern = `^[^` + flagTokenClass + `]*$`
 )
+
+// schemaClassOf writes the characters of chars that no token may hold
+// anyway as a character class body, with a backslash before each one
+// that ECMA-262's u flag or RE2 reads as syntax.
+func schemaClassOf(chars string) string {
+	var b strings.Builder
+	for _, r := range chars {
+		if inputrules.Refused(r) {
+			continue // in flagTokenClass
+		}
+		if strings.ContainsRune(`^$\.*+?()[]{}|/-`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 func (s *flagsSchema) buildJSONSchema() json.RawMessage {
 	f := false
@@ -1164,7 +1149,7 @@ func (s *flagsSchema) buildJSONSchema() json.RawMessage {
 	top.add("args", &flagSchemaNode{
 		Type:        "array",
 		Description: s.argsDescription(),
-		Items:       &flagSchemaNode{Type: "string", MaxLength: &maxBytes},
+		Items:       &flagSchemaNode{Type: "string", Pattern: flagTokenSchemaPattern, MaxLength: &maxBytes},
 		MaxItems:    &maxArgs,
 	})
 	if s.stdinMax > 0 {
@@ -1222,7 +1207,9 @@ func (r *flagRule) valueSchema() *flagSchemaNode {
 	case ValueEnum:
 		return &flagSchemaNode{Type: "string", Enum: r.Enum}
 	case ValuePattern:
-		return &flagSchemaNode{Type: "string", Pattern: flagAnchoredPattern(r.Pattern)}
+		// The gate refuses what no token may hold whatever the pattern
+		// says, and so does the schema.
+		return &flagSchemaNode{Type: "string", Pattern: flagAnchoredPattern(r.Pattern), AllOf: []*flagSchemaNode{{Pattern: flagTokenSchemaPattern}}}
 	default:
 		one, maxBytes := 1, MaxApprovalArgBytes
 		return &flagSchemaNode{Type: "string", Pattern: flagPlainSchemaPattern, MinLength: &one, MaxLength: &maxBytes}

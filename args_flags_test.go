@@ -22,6 +22,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/execgatetest"
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // flagsCommand is the executable every spec in this file names. The
@@ -939,7 +940,9 @@ func TestFlags_JSONSchemaGolden(t *testing.T) {
 	assert.JSONEq(t, `{"type":"integer","description":"Emitted as --max-count N.","minimum":1,"maximum":500}`, string(s.Properties.Flags.Properties["max-count"]))
 	assert.JSONEq(t, `{"type":"boolean","description":"true adds --oneline; false leaves it out."}`, string(s.Properties.Flags.Properties["oneline"]))
 	assert.JSONEq(t, `{"type":"string","description":"Emitted as --format VALUE.","enum":["oneline","short","medium"]}`, string(s.Properties.Flags.Properties["format"]))
-	assert.JSONEq(t, `{"type":"string","description":"Emitted as --author VALUE.","pattern":"^[A-Za-z .@-]{1,64}$"}`, string(s.Properties.Flags.Properties["author"]))
+	tokenPattern, err := json.Marshal("^[^" + inputrules.SchemaClass() + "]*$")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"string","description":"Emitted as --author VALUE.","pattern":"^[A-Za-z .@-]{1,64}$","allOf":[{"pattern":`+string(tokenPattern)+`}]}`, string(s.Properties.Flags.Properties["author"]))
 }
 
 func TestFlags_JSONSchemaDescribesStdinRepeatAndStrings(t *testing.T) {

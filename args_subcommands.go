@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // SubcommandSpec configures the schema of a dispatcher spec: a spec with
@@ -18,12 +20,6 @@ type SubcommandSpec struct {
 	// Nil means stdin is refused.
 	Stdin *StdinSpec
 }
-
-// SubcommandPattern is what a dispatched subcommand must look like.
-const SubcommandPattern = "^[a-z][a-z0-9-]*$"
-
-// MaxSubcommandBytes bounds a dispatched subcommand's length.
-const MaxSubcommandBytes = 64
 
 // subcommandParser is implemented by the schemas a dispatcher spec may use:
 // they build the argv of one subcommand, which comes from the requested
@@ -42,10 +38,11 @@ type subcommandParser interface {
 // spec.Leading, then the subcommand, then the caller's "args" in order.
 //
 // A dispatcher checks tokens, not a grammar: each token in "args" must pass
-// the token rules of Flags (no NUL, control or bidirectional formatting
-// characters, valid UTF-8, no shell metacharacters ; & | $ ` < > ( ) { } or
-// newline, no "--", nothing starting with '@', at most MaxApprovalArgs
-// tokens of at most MaxApprovalArgBytes each), but there is no flag
+// the token rules of Flags (valid UTF-8 without NUL, control, formatting or
+// invisible characters, see Flags; no shell metacharacters ; & | $ ` < > (
+// ) { } or newline, no "--", nothing starting with '@', at most
+// MaxApprovalArgs tokens of at most MaxApprovalArgBytes each), but there
+// is no flag
 // allowlist: any flag and operand the subcommand understands can be passed,
 // including ones that change what it reads, writes or runs. For many tools
 // that is arbitrary execution: git.config with ["alias.x", "!any command"]
@@ -105,8 +102,8 @@ func (s *subcommandSchema) parseSubcommand(sub string, input json.RawMessage) (A
 	if s.err != nil {
 		return Argv{}, &ValidationError{Issues: []Issue{{Message: "the command's dispatcher schema is misconfigured"}}}
 	}
-	if !ValidSubcommand(sub) {
-		return Argv{}, &ValidationError{Issues: []Issue{{Field: "subcommand", Message: fmt.Sprintf("%s: must be 1 to %d bytes matching %s", quoteArg(sub), MaxSubcommandBytes, SubcommandPattern)}}}
+	if msg := inputrules.SubcommandProblem(sub); msg != "" {
+		return Argv{}, &ValidationError{Issues: []Issue{{Field: "subcommand", Message: quoteArg(sub) + ": " + msg}}}
 	}
 	p := &flagsParse{s: &flagsSchema{stdinMax: s.stdinMax}}
 	in, ok := p.decode(input)
@@ -161,28 +158,13 @@ func dispatchTokenProblem(tok string) string {
 	return ""
 }
 
-// ValidSubcommand reports whether sub is a subcommand a dispatcher serves:
-// 1 to MaxSubcommandBytes bytes matching SubcommandPattern. Adapters that
-// build a requested name from a separate subcommand (as the MCP server
-// does) check it with this before joining name and subcommand.
-func ValidSubcommand(sub string) bool {
-	if len(sub) == 0 || len(sub) > MaxSubcommandBytes || sub[0] < 'a' || sub[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(sub); i++ {
-		c := sub[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 func (s *subcommandSchema) buildJSONSchema() json.RawMessage {
 	type prop struct {
 		Type        string `json:"type"`
 		Description string `json:"description,omitempty"`
 		Items       *prop  `json:"items,omitempty"`
+		Pattern     string `json:"pattern,omitempty"`
+		MinLength   int    `json:"minLength,omitempty"`
 		MaxItems    int    `json:"maxItems,omitempty"`
 		MaxLength   int    `json:"maxLength,omitempty"`
 	}
@@ -198,15 +180,20 @@ func (s *subcommandSchema) buildJSONSchema() json.RawMessage {
 	o := object{Type: "object", Properties: props{Args: &prop{
 		Type:        "array",
 		Description: "Arguments after the subcommand, one token per element: flags and operands as the subcommand expects them. No shell metacharacters, no \"--\", nothing starting with '@'.",
-		Items:       &prop{Type: "string"},
+		Items:       &prop{Type: "string", Pattern: dispatchTokenSchemaPattern, MinLength: 1, MaxLength: MaxApprovalArgBytes},
 		MaxItems:    MaxApprovalArgs,
 	}}}
 	if s.stdinMax > 0 {
 		o.Properties.Stdin = &prop{Type: "string", Description: "Standard input for the command.", MaxLength: s.stdinMax}
 	}
-	b, err := json.Marshal(o)
+	b, err := marshalSchema(o)
 	if err != nil {
 		panic(err) // fixed types: cannot happen
 	}
 	return b
 }
+
+// dispatchTokenSchemaPattern is the characters dispatchTokenProblem
+// accepts: no leading '@', no shell metacharacter and nothing no token
+// may hold.
+var dispatchTokenSchemaPattern = `^[^@` + flagSchemaForbidden + `][^` + flagSchemaForbidden + `]*$`

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 func gitDispatcher(floor string) execgate.CommandSpec {
@@ -252,7 +253,10 @@ func TestDispatcher_ConfigErrors(t *testing.T) {
 }
 
 func TestSubcommands_JSONSchema(t *testing.T) {
-	assert.JSONEq(t, `{"type":"object","properties":{"args":{"type":"array","description":"Arguments after the subcommand, one token per element: flags and operands as the subcommand expects them. No shell metacharacters, no \"--\", nothing starting with '@'.","items":{"type":"string"},"maxItems":256}},"additionalProperties":false}`,
+	forbidden := ";&\\|\\$`<>\\(\\)\\{\\}" + inputrules.SchemaClass()
+	tokenPattern, err := json.Marshal("^[^@" + forbidden + "][^" + forbidden + "]*$")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"object","properties":{"args":{"type":"array","description":"Arguments after the subcommand, one token per element: flags and operands as the subcommand expects them. No shell metacharacters, no \"--\", nothing starting with '@'.","items":{"type":"string","pattern":`+string(tokenPattern)+`,"minLength":1,"maxLength":32768},"maxItems":256}},"additionalProperties":false}`,
 		string(execgate.Subcommands(execgate.SubcommandSpec{}).JSONSchema()))
 	withStdin := execgate.Subcommands(execgate.SubcommandSpec{Stdin: &execgate.StdinSpec{Max: 10}}).JSONSchema()
 	var v struct {

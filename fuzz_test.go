@@ -21,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // Native fuzz targets for the three places where untrusted bytes enter the
@@ -115,12 +117,8 @@ func fuzzAllowlist(t testing.TB, name string, schema ArgsSchema) *Allowlist {
 }
 
 // forbiddenRune reports whether r may never appear in an accepted argv
-// element of a Flags schema: C0 and C1 controls, DEL, the bidirectional
-// formatting characters and the line and paragraph separators.
-func forbiddenRune(r rune) bool {
-	return r < 0x20 || 0x7f <= r && r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f ||
-		0x2028 <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069
-}
+// element of a Flags schema: any character no token may hold.
+func forbiddenRune(r rune) bool { return inputrules.Refused(r) }
 
 // requireCleanText checks that s is valid UTF-8 without NUL or any
 // forbidden character.

@@ -3,6 +3,8 @@ package execgate
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // orderedProps is a JSON Schema "properties" object that keeps its members
@@ -43,7 +45,9 @@ func (p *orderedProps[N]) MarshalJSON() ([]byte, error) {
 }
 
 // marshalSchema encodes v compactly without escaping <, > and &, which
-// patterns and descriptions often hold.
+// patterns and descriptions often hold, and with every character no token
+// may hold escaped (inputrules.EscapeJSON), so that a schema's bytes never
+// carry an invisible character raw.
 func marshalSchema(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -51,5 +55,5 @@ func marshalSchema(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return inputrules.EscapeJSON(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // splitSubcommand takes the arguments of a call to a dispatcher tool apart.
@@ -19,8 +20,8 @@ import (
 // It refuses, with a *execgate.ValidationError for the tool: input larger
 // than execgate.MaxInputSize, anything but a single JSON object, a missing
 // or repeated "subcommand" (also when spelled with escapes), a
-// "subcommand" that is not a string, and a subcommand that does not match
-// ^[a-z][a-z0-9-]*$ within 64 bytes. The last check matters: the
+// "subcommand" that is not a string, and a subcommand that a dispatcher
+// does not serve (inputrules.ValidSubcommand). The last check matters: the
 // subcommand becomes part of the requested name, and must never add a '.'
 // that would make the gate look up another spec.
 func splitSubcommand(toolName string, args json.RawMessage) (string, json.RawMessage, error) {
@@ -28,8 +29,8 @@ func splitSubcommand(toolName string, args json.RawMessage) (string, json.RawMes
 		return "", nil, &execgate.ValidationError{Name: toolName, Issues: []execgate.Issue{{Field: field, Message: msg}}}
 	}
 	notObject := fmt.Sprintf("the arguments must be a JSON object with a %q string", SubcommandProperty)
-	if len(args) > execgate.MaxInputSize {
-		return refuse("", "input is larger than 1 MiB")
+	if msg := inputrules.InputSizeProblem(len(args)); msg != "" {
+		return refuse("", msg)
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -75,8 +76,8 @@ func splitSubcommand(toolName string, args json.RawMessage) (string, json.RawMes
 	if !found {
 		return refuse(SubcommandProperty, "required")
 	}
-	if !execgate.ValidSubcommand(sub) {
-		return refuse(SubcommandProperty, fmt.Sprintf("must be 1 to %d bytes matching %s", execgate.MaxSubcommandBytes, execgate.SubcommandPattern))
+	if msg := inputrules.SubcommandProblem(sub); msg != "" {
+		return refuse(SubcommandProperty, msg)
 	}
 	rest := make([]byte, 0, len(args))
 	rest = append(rest, '{')

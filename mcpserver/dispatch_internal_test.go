@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 func TestSplitSubcommand_KeepsTheRestByteForByte(t *testing.T) {
@@ -65,7 +66,7 @@ func FuzzSplitSubcommand(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !execgate.ValidSubcommand(sub) || strings.Contains(sub, ".") {
+		if !inputrules.ValidSubcommand(sub) || strings.Contains(sub, ".") {
 			t.Fatalf("accepted subcommand %q", sub)
 		}
 		if !json.Valid(rest) && json.Valid([]byte(in)) {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // SubcommandProperty is the input property that names the subcommand of a
@@ -35,7 +36,7 @@ func toolFor(spec execgate.CommandSpec) (*mcp.Tool, error) {
 			desc += "\n\n"
 		}
 		desc += fmt.Sprintf("Set %q to the subcommand to run (it must match %s); the call is checked and decided as the command %q.",
-			SubcommandProperty, execgate.SubcommandPattern, spec.Name+".<subcommand>")
+			SubcommandProperty, inputrules.SubcommandPattern, spec.Name+".<subcommand>")
 	}
 	return &mcp.Tool{
 		Name:        spec.Name,
@@ -105,9 +106,9 @@ func inputSchema(spec execgate.CommandSpec) (json.RawMessage, error) {
 	}
 	sub, err := json.Marshal(map[string]any{
 		"type":        "string",
-		"pattern":     execgate.SubcommandPattern,
+		"pattern":     inputrules.SubcommandPattern,
 		"minLength":   1,
-		"maxLength":   execgate.MaxSubcommandBytes,
+		"maxLength":   inputrules.MaxSubcommandBytes,
 		"description": fmt.Sprintf("The subcommand to run: the call is decided as %q.", spec.Name+".<subcommand>"),
 	})
 	if err != nil {
