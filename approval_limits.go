@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // Limits on an approval envelope. Propose refuses a call whose approval
@@ -15,7 +17,7 @@ const (
 	// MaxApprovalArgs is the most arguments an approval may carry.
 	MaxApprovalArgs = 256
 	// MaxApprovalArgBytes is the longest single argument, in bytes.
-	MaxApprovalArgBytes = 32 << 10
+	MaxApprovalArgBytes = inputrules.MaxTokenBytes
 	// MaxReasonBytes is the longest Reason, in bytes.
 	MaxReasonBytes = 4 << 10
 )
@@ -69,8 +71,8 @@ func checkEnvelope(ap *Approval) error {
 			issues = append(issues, Issue{Field: tf.field, Message: "must be a UTC time, as proposed"})
 		}
 	}
-	if checkPrincipal("", ap.Principal) != nil {
-		issues = append(issues, Issue{Field: "principal", Message: fmt.Sprintf("must be valid UTF-8 without control characters, at most %d bytes", MaxPrincipalBytes)})
+	if msg := inputrules.PrincipalProblem(ap.Principal); msg != "" {
+		issues = append(issues, Issue{Field: "principal", Message: msg})
 	}
 	issues = append(issues, checkArgsAndReason(ap.Args, ap.Reason)...)
 	if len(issues) > 0 {

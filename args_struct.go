@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/execgate/execgate/internal/inputrules"
 	"github.com/execgate/execgate/internal/strictjson"
 )
 
@@ -137,8 +138,8 @@ func (s *structSchema[T]) Parse(input json.RawMessage) (argv Argv, err error) {
 	if s.err != nil {
 		return Argv{}, &ValidationError{Issues: []Issue{{Message: "input refused: the command's schema is misconfigured"}}}
 	}
-	if len(input) > MaxInputSize {
-		return Argv{}, &ValidationError{Issues: []Issue{{Message: "input is larger than 1 MiB"}}}
+	if msg := inputrules.InputSizeProblem(len(input)); msg != "" {
+		return Argv{}, &ValidationError{Issues: []Issue{{Message: msg}}}
 	}
 	data := []byte(input)
 	if t := trimJSONSpace(data); len(t) == 0 || string(t) == "null" {
