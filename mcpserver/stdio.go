@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,8 +28,9 @@ import (
 const MaxFrameBytes = 4 * execgate.MaxInputSize
 
 // maxSafeID bounds the integer ids the transport accepts: the SDK holds a
-// numeric id as a float64 on its way in, which is exact up to 2^53.
-const maxSafeID = 1 << 53
+// numeric id as a float64 on its way in, which holds every integer up to
+// 2^53-1 exactly and no larger one alone (2^53+1 reads as 2^53).
+const maxSafeID = 1<<53 - 1
 
 // readChunk is the size of the transport's read buffer: a line longer
 // than this is read in pieces of at most this size.
@@ -526,11 +526,14 @@ func readID(raw json.RawMessage) (id jsonrpc.ID, ok bool, echo json.RawMessage) 
 		id, err := jsonrpc.MakeID(s)
 		return id, err == nil, raw
 	case raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9':
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil || f != math.Trunc(f) || math.Abs(f) > maxSafeID {
+		// Only an integer written as one: a fraction or an exponent
+		// ("1.5", "9007199254740993e0") could be read as another
+		// integer than the one the client meant.
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > maxSafeID || n < -maxSafeID {
 			return jsonrpc.ID{}, false, raw
 		}
-		id, err := jsonrpc.MakeID(f)
+		id, err := jsonrpc.MakeID(float64(n))
 		return id, err == nil, raw
 	}
 	return jsonrpc.ID{}, false, nil
