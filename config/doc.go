@@ -392,8 +392,9 @@
 //	                    10000, default 64 (DefaultMaxConcurrent)
 //	max_concurrent_per_principal
 //	                    how many of those one principal runs at once: 1 to
-//	                    max_concurrent, default max_concurrent (set it lower
-//	                    so that one caller cannot take every slot)
+//	                    max_concurrent, default half of max_concurrent
+//	                    (at least 1), so that one caller cannot take every
+//	                    slot
 //	max_queue_wait      how long a call over a bound waits for a slot
 //	                    before it is refused, such as 2s: 0s to 1m, default
 //	                    0s (refused at once)

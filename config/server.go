@@ -26,6 +26,14 @@ const maxTokens = 1000
 // and still a bound.
 const DefaultMaxConcurrent = 64
 
+// DefaultMaxConcurrentPerPrincipal is server.max_concurrent_per_principal
+// when the file does not set it, for a server that runs total commands at
+// once: half of them (at least 1), so that one caller cannot take every
+// slot from the others.
+func DefaultMaxConcurrentPerPrincipal(total int) int {
+	return max(1, total/2)
+}
+
 // MaxConcurrentLimit is the largest server.max_concurrent and
 // server.max_concurrent_per_principal accepted.
 const MaxConcurrentLimit = 10000
@@ -62,8 +70,9 @@ type Server struct {
 
 	// MaxConcurrentPerPrincipal is server.max_concurrent_per_principal:
 	// how many commands one principal runs at once
-	// (execgate.Config.MaxConcurrentPerPrincipal). It is MaxConcurrent
-	// when the file does not set it, and from 1 to MaxConcurrent.
+	// (execgate.Config.MaxConcurrentPerPrincipal). It is
+	// DefaultMaxConcurrentPerPrincipal(MaxConcurrent) when the file does
+	// not set it, and from 1 to MaxConcurrent.
 	MaxConcurrentPerPrincipal int
 
 	// MaxQueueWait is server.max_queue_wait: how long a call over a bound
@@ -233,7 +242,7 @@ func (b *builder) serverLimits(doc *serverDoc, srv *Server) {
 	if totalSet {
 		srv.MaxConcurrent = total
 	}
-	srv.MaxConcurrentPerPrincipal = srv.MaxConcurrent
+	srv.MaxConcurrentPerPrincipal = DefaultMaxConcurrentPerPrincipal(srv.MaxConcurrent)
 	if per, ok := bound(doc.maxPerPrincipal); ok {
 		if per > srv.MaxConcurrent {
 			what := fmt.Sprintf("the default max_concurrent, %d", DefaultMaxConcurrent)

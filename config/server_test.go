@@ -30,7 +30,7 @@ server:
 		Approvers: []config.Token{{Principal: "alice@example.com", SHA256: strings.Repeat("0", 64), Line: 8}},
 
 		MaxConcurrent:             config.DefaultMaxConcurrent,
-		MaxConcurrentPerPrincipal: config.DefaultMaxConcurrent,
+		MaxConcurrentPerPrincipal: config.DefaultMaxConcurrent / 2,
 		Line:                      3,
 	}, l.Server)
 }
@@ -67,10 +67,12 @@ func TestServer_ConcurrencyBounds(t *testing.T) {
 		total, per    int
 		wait          time.Duration
 	}{
-		{"a server section without bounds has the defaults, the same for one principal as in all, and no wait",
-			"server: {principal: p}", config.DefaultMaxConcurrent, config.DefaultMaxConcurrent, 0},
-		{"max_concurrent alone bounds each principal by the same number",
-			"server: {max_concurrent: 2}", 2, 2, 0},
+		{"a server section without bounds has the defaults, half of them for one principal so that one caller cannot take every slot, and no wait",
+			"server: {principal: p}", config.DefaultMaxConcurrent, config.DefaultMaxConcurrent / 2, 0},
+		{"max_concurrent alone bounds each principal by half of it",
+			"server: {max_concurrent: 4}", 4, 2, 0},
+		{"max_concurrent 1 leaves one principal its one slot",
+			"server: {max_concurrent: 1}", 1, 1, 0},
 		{"max_concurrent_per_principal alone is checked against the default max_concurrent",
 			"server: {max_concurrent_per_principal: 3}", config.DefaultMaxConcurrent, 3, 0},
 		{"all three keys are taken as written",
@@ -78,7 +80,7 @@ func TestServer_ConcurrencyBounds(t *testing.T) {
 		{"a per-principal bound equal to the total is allowed",
 			"server: {max_concurrent: 4, max_concurrent_per_principal: 4}", 4, 4, 0},
 		{"a queue wait of zero means refuse at once, as when the key is absent",
-			"server: {max_queue_wait: 0s}", config.DefaultMaxConcurrent, config.DefaultMaxConcurrent, 0},
+			"server: {max_queue_wait: 0s}", config.DefaultMaxConcurrent, config.DefaultMaxConcurrent / 2, 0},
 		{"the largest bounds and wait are accepted",
 			"server: {max_concurrent: 10000, max_concurrent_per_principal: 10000, max_queue_wait: 1m}", config.MaxConcurrentLimit, config.MaxConcurrentLimit, config.MaxQueueWaitLimit},
 	} {

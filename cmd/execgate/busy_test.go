@@ -149,10 +149,10 @@ func TestCheck_PrintsBounds(t *testing.T) {
 	}{
 		{"a file without a server section has the defaults",
 			"version: 1\ntools: []\n",
-			"bounds: 64 commands at once, 64 per principal; a call over them is refused at once"},
+			"bounds: 64 commands at once, 32 per principal; a call over them is refused at once"},
 		{"a server section without bounds has the defaults",
 			"version: 1\ntools: []\nserver: {principal: p}\n",
-			"bounds: 64 commands at once, 64 per principal; a call over them is refused at once"},
+			"bounds: 64 commands at once, 32 per principal; a call over them is refused at once"},
 		{"the bounds and the wait of the file are printed",
 			"version: 1\ntools: []\nserver: {max_concurrent: 8, max_concurrent_per_principal: 2, max_queue_wait: 1500ms}\n",
 			"bounds: 8 commands at once, 2 per principal; a call over them waits up to 1.5s for a slot"},

@@ -81,7 +81,7 @@ func (g *gate) server() *config.Server {
 // bounds.
 func serverOf(l *config.Loaded) *config.Server {
 	if l.Server == nil {
-		return &config.Server{MaxConcurrent: config.DefaultMaxConcurrent, MaxConcurrentPerPrincipal: config.DefaultMaxConcurrent}
+		return &config.Server{MaxConcurrent: config.DefaultMaxConcurrent, MaxConcurrentPerPrincipal: config.DefaultMaxConcurrentPerPrincipal(config.DefaultMaxConcurrent)}
 	}
 	return l.Server
 }
