@@ -96,6 +96,9 @@ type Event struct {
 	Duration      time.Duration `json:"duration,omitempty"`
 	StdoutDropped int64         `json:"stdoutDropped,omitempty"`
 	StderrDropped int64         `json:"stderrDropped,omitempty"`
+	// OutputIncomplete is the Result's: a stream may be missing bytes
+	// that were neither kept nor counted.
+	OutputIncomplete bool `json:"outputIncomplete,omitempty"`
 	// Unconfined is the Result's: the parts of a best-effort Confinement
 	// that were not applied.
 	Unconfined []string `json:"unconfined,omitempty"`
@@ -282,6 +285,7 @@ func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error
 		ev.Duration = res.Duration
 		ev.StdoutDropped = res.StdoutDropped
 		ev.StderrDropped = res.StderrDropped
+		ev.OutputIncomplete = res.OutputIncomplete
 		ev.Unconfined = slices.Clone(res.Unconfined)
 	} else if ev.TraceID == "" {
 		ev.TraceID = newID()

@@ -3,6 +3,7 @@ package execgate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -213,4 +214,32 @@ func TestNewExecutor_RefusesNegativeBounds(t *testing.T) {
 		require.ErrorAs(t, err, &ce, c.field)
 		assert.Equal(t, c.field, ce.Field)
 	}
+}
+
+func TestMaxConcurrent_ExecuteCountsAgainstTheCallerNotTheEnvelope(t *testing.T) {
+	x, h, _ := boundedGate(t, execgate.Config{MaxConcurrentPerPrincipal: 1})
+	alice := execgate.WithPrincipal(context.Background(), "alice")
+	ap, err := x.Propose(alice, "echo.say", json.RawMessage(`{}`), "")
+	require.NoError(t, err)
+	held := runAsync(x, "alice") // alice's one slot
+	<-h.begun
+
+	// A forged envelope that names alice takes none of her slots: it is
+	// refused for what it is, not as busy.
+	forged := ap
+	forged.ID = "01a23100-0000-7000-8000-000000000000"
+	_, err = x.Execute(execgate.WithPrincipal(context.Background(), "mallory"), forged)
+	var be *execgate.BusyError
+	assert.False(t, errors.As(err, &be), "a forged envelope naming alice is not held by her bound: %v", err)
+
+	// Bob, approving alice's call, runs it in his own slot.
+	done := make(chan error, 1)
+	go func() {
+		_, err := x.Execute(execgate.WithPrincipal(context.Background(), "bob"), ap)
+		done <- err
+	}()
+	<-h.begun
+	close(h.release)
+	require.NoError(t, <-done)
+	require.NoError(t, <-held)
 }

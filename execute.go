@@ -46,7 +46,8 @@ type Config struct {
 	// a *BusyError; nothing has started then.
 	MaxConcurrent int
 	// MaxConcurrentPerPrincipal bounds the same per principal: the
-	// caller's for Run, the proposer's for Execute. Zero means no bound;
+	// caller's, for Execute too (the approver's, not the proposer's, whose
+	// name the envelope carries before Execute has checked it). Zero means no bound;
 	// negative is refused.
 	MaxConcurrentPerPrincipal int
 	// MaxQueueWait is how long a call over a concurrency bound waits for
@@ -409,10 +410,11 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 	if err := x.auditReady(ctx); err != nil {
 		return Result{}, err
 	}
-	// So is a call over a concurrency bound. The envelope's principal is
-	// the proposer's once the digest below has matched; before that it
-	// only decides whose slot a forged envelope waits for.
-	release, err := x.slots.acquire(ctx, ap.Name, ap.Principal)
+	// So is a call over a concurrency bound. It counts against the
+	// caller, whom the embedding program authenticated: the envelope's
+	// principal is not checked until the digest below, and a forged
+	// envelope must not take another principal's slots.
+	release, err := x.slots.acquire(ctx, ap.Name, PrincipalFrom(ctx))
 	if err != nil {
 		return Result{}, err
 	}

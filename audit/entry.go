@@ -24,8 +24,8 @@ const MaxLineBytes = 16 << 20
 //	op, phase, traceId, time, principal, approver, name, route, command,
 //	args, argsWithheld, argsSha256, stdinBytes, envKeys, decision, rule,
 //	grant, approvalId, rejected, termination, exitCode, signal, pid,
-//	duration, stdoutDropped, stderrDropped, unconfined, error, reason,
-//	argsOmitted, hash
+//	duration, stdoutDropped, stderrDropped, outputIncomplete, unconfined,
+//	error, reason, argsOmitted, hash
 //
 // The fields from op to reason are the Event's. seq, prev, op, phase,
 // traceId, time, exitCode and hash are always present; the others are left

@@ -74,6 +74,7 @@ func TestEvent_EveryFieldIsSetBySomeCall(t *testing.T) {
 	rec.On("echo.loud", execgate.Outcome{
 		Termination: execgate.TerminationSignal, Signal: "SIGKILL", PID: 42,
 		Stdout: []byte("more than four"), Stderr: []byte("also more"), Unconfined: []string{"network"},
+		OutputIncomplete: true,
 	})
 	ctx := execgate.WithPrincipal(context.Background(), "agent-7")
 	approver := execgate.WithPrincipal(context.Background(), "alice")

@@ -18,7 +18,8 @@ const SlogMessage = "execgate audit"
 // [Entry]'s JSON: op, phase, traceId, principal, approver, name, route,
 // command, args, argsWithheld, argsSha256, stdinBytes, envKeys, decision,
 // rule, grant, approvalId, rejected, termination, exitCode, signal, pid,
-// duration, stdoutDropped, stderrDropped, unconfined, error and reason.
+// duration, stdoutDropped, stderrDropped, outputIncomplete, unconfined,
+// error and reason.
 // Empty fields are left out; termination, exitCode and duration are
 // present only on the outcome of a call whose process was handed to the
 // ExecFn, and rejected on every Reject that was not refused. Stdin and
@@ -149,6 +150,9 @@ func slogAttrs(ev execgate.Event) []slog.Attr {
 	}
 	if ev.StderrDropped != 0 {
 		a = append(a, slog.Int64("stderrDropped", ev.StderrDropped))
+	}
+	if ev.OutputIncomplete {
+		a = append(a, slog.Bool("outputIncomplete", true))
 	}
 	strs("unconfined", ev.Unconfined)
 	str("error", ev.Error)
