@@ -205,7 +205,7 @@ const FloorRule = "floor"
 // proposer's, from the stored record, for Execute, where approver is the
 // caller's.
 func (x *Executor) decide(ctx context.Context, op string, c *call, principal, approver string) (Decision, error) {
-	d, _, err := x.ask(ctx, op, c, principal, approver, false)
+	d, _, err := x.ask(ctx, Request{Op: op, Principal: principal, Approver: approver}, c)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -215,19 +215,17 @@ func (x *Executor) decide(ctx context.Context, op string, c *call, principal, ap
 // ask asks the Policy, if any, and normalizes its answer: anything other
 // than allow, require_approval or rate_limited is a deny. Without a
 // Policy every call is allowed, and asked is false.
-func (x *Executor) ask(ctx context.Context, op string, c *call, principal, approver string, proposeIfHeld bool) (d Decision, asked bool, err error) {
+//
+// req holds who asks and how (Op, Principal, Approver, ProposeIfHeld,
+// DryRun); ask fills in the call.
+func (x *Executor) ask(ctx context.Context, req Request, c *call) (d Decision, asked bool, err error) {
 	if x.policy == nil {
 		return Decision{Action: ActionAllow}, false, nil
 	}
-	d, err = x.policy.Decide(ctx, Request{
-		Op:            op,
-		Principal:     principal,
-		Approver:      approver,
-		Name:          c.name,
-		Spec:          c.e.publicSpec(),
-		Argv:          Argv{Args: append([]string(nil), c.argv.Args...), Stdin: append([]byte(nil), c.argv.Stdin...)},
-		ProposeIfHeld: proposeIfHeld,
-	})
+	req.Name = c.name
+	req.Spec = c.e.publicSpec()
+	req.Argv = Argv{Args: append([]string(nil), c.argv.Args...), Stdin: append([]byte(nil), c.argv.Stdin...)}
+	d, err = x.policy.Decide(ctx, req)
 	if err != nil {
 		return Decision{}, false, err
 	}

@@ -48,6 +48,11 @@ type Request struct {
 	// that counts proposed calls at OpPropose counts such a call at this
 	// OpRun instead. It is false for every other Op and for Executor.Run.
 	ProposeIfHeld bool
+	// DryRun reports that nothing will be done with the answer: the call
+	// is only being decided (Executor.Decide). A Policy must change no
+	// state for it, and count nothing; one that can only judge a limit by
+	// counting answers as if the limit were not reached.
+	DryRun bool
 }
 
 // Decision is a Policy's answer.

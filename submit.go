@@ -100,6 +100,7 @@ type weighing struct {
 	asked     bool     // the Policy was asked
 	d         Decision // the decision, after the floor
 	op        string   // OpRun or OpPropose: the path the decision leaves
+	dryRun    bool     // only deciding: the Policy is told to count nothing
 }
 
 // weigh is the one path from a submitted call to its decision: lookup and
@@ -126,7 +127,7 @@ func (x *Executor) weigh(ctx context.Context, a *Allowlist, name string, input j
 		unfit = checkArgsAndReason(w.c.argv.Args, opts.Reason)
 	}
 	proposable := !opts.NoPropose && len(unfit) == 0
-	w.policy, w.asked, err = x.ask(ctx, OpRun, &w.c, w.principal, "", proposable)
+	w.policy, w.asked, err = x.ask(ctx, Request{Op: OpRun, Principal: w.principal, ProposeIfHeld: proposable, DryRun: w.dryRun}, &w.c)
 	if err != nil {
 		return err
 	}
@@ -218,10 +219,11 @@ type Verdict struct {
 // looked at: whether the Auditor is ready, the concurrency bounds and the
 // room in the store.
 //
-// The Policy is asked the question Submit would ask it, so a Policy that
-// counts calls (a rate limit) counts this one too; decide on an Executor
-// whose Policy's counts can be spared, as the execgate binary's explain
-// command does on a configuration it has just loaded.
+// The Policy is asked the question Submit would ask it, with
+// Request.DryRun set: it must count nothing, so a Decide spends no rate
+// limit. The policy engine then answers as if no rate limit or loop bound
+// were reached, since it can only judge them by counting; Submit may
+// still refuse such a call as rate limited.
 //
 // The error is the refusal Submit would return, before any process or
 // store is involved: *NotFoundError, *ValidationError, *PolicyError or
@@ -234,7 +236,7 @@ func (x *Executor) Decide(ctx context.Context, name string, input json.RawMessag
 	if e, _ := a.lookup(name); e != nil {
 		v.Spec = e.publicSpec()
 	}
-	var w weighing
+	w := weighing{dryRun: true}
 	err := x.weigh(ctx, a, name, input, opts, nil, &w)
 	if w.c.e != nil {
 		v.Argv = Argv{Args: w.c.argv.Args, Stdin: w.c.argv.Stdin}

@@ -214,7 +214,9 @@ func (e *Engine) decide(req *execgate.Request) execgate.Decision {
 	// A proposed call was counted when it was proposed; asking again at
 	// Execute must neither count it twice nor burn an approval a person
 	// already gave.
-	if p.limit == nil || req.Op == execgate.OpExecute {
+	// A dry run (Executor.Decide) must count nothing, and a limit can
+	// only be judged by counting.
+	if p.limit == nil || req.Op == execgate.OpExecute || req.DryRun {
 		return d
 	}
 	if now.IsZero() {

@@ -59,3 +59,21 @@ func TestEngine_SubmitWithoutProposingCountsNoHeldCall(t *testing.T) {
 	require.NoError(t, err, "the minute's call is still there")
 	assert.Equal(t, execgate.OpPropose, sub.Op)
 }
+
+// TestEngine_DecideSpendsNoRateLimit checks that asking what a call would
+// do (Executor.Decide, a dry run) leaves the rate limit as it was: the one
+// call of the minute still runs after any number of Decides.
+func TestEngine_DecideSpendsNoRateLimit(t *testing.T) {
+	for _, action := range []string{execgate.ActionAllow, execgate.ActionRequireApproval} {
+		t.Run(action, func(t *testing.T) {
+			x, _ := oneCallAMinute(t, action)
+			ctx := context.Background()
+			for range 5 {
+				_, err := x.Decide(ctx, "echo.hi", nil, execgate.SubmitOptions{})
+				require.NoError(t, err, "a dry run is never rate limited by other dry runs")
+			}
+			_, err := x.Submit(ctx, "echo.hi", nil, execgate.SubmitOptions{})
+			require.NoError(t, err, "the one call of the minute is still there")
+		})
+	}
+}
