@@ -84,102 +84,35 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 	return a, nil
 }
 
+// newEntry checks one spec and fills its defaults, in the order of the
+// steps below, so that the first problem found is the one reported: the
+// schema, the floor, the executable and its pin, the limits, the working
+// directory, the environment and the confinement. cwd is the working
+// directory used for an empty Dir; hashes caches the digests of pinned
+// executables across the specs of one Allowlist.
 func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, error) {
-	bad := func(field, format string, args ...any) error {
-		return &ConfigError{Spec: s.Name, Field: field, Message: fmt.Sprintf(format, args...)}
+	if err := checkSchema(&s); err != nil {
+		return nil, err
 	}
-	if s.Args == nil {
-		return nil, bad("Args", "a schema is required (use Fixed() for a command without arguments)")
+	if err := fillFloor(&s); err != nil {
+		return nil, err
 	}
-	if c, ok := s.Args.(schemaChecker); ok {
-		if err := c.check(); err != nil {
-			return nil, bad("Args", "%v", err)
-		}
+	if err := resolveExecutable(&s, hashes); err != nil {
+		return nil, err
 	}
-	if _, ok := s.Args.(subcommandParser); ok != s.Dispatch {
-		if s.Dispatch {
-			return nil, bad("Args", "a dispatcher (Dispatch true) needs a Subcommands schema")
-		}
-		return nil, bad("Args", "a Subcommands schema needs Dispatch set")
+	if err := fillLimits(&s); err != nil {
+		return nil, err
 	}
-	switch s.Floor {
-	case "":
-		s.Floor = ActionAllow
-		if s.Dispatch {
-			s.Floor = ActionDeny
-		}
-	case ActionAllow, ActionRequireApproval, ActionDeny:
-	default:
-		return nil, bad("Floor", "must be %q, %q or %q", ActionAllow, ActionRequireApproval, ActionDeny)
+	if err := fillDir(&s, cwd); err != nil {
+		return nil, err
 	}
-	path, err := inputrules.ResolveCommand(s.Command)
+	if err := bindArgs(&s); err != nil {
+		return nil, err
+	}
+	list, err := copyEnv(&s)
 	if err != nil {
-		return nil, bad("Command", "%v", err)
+		return nil, err
 	}
-	if len(path) > maxCommandBytes || !utf8.ValidString(path) {
-		return nil, bad("Command", "the resolved path must be valid UTF-8 of at most %d bytes, so that approvals can carry it", maxCommandBytes)
-	}
-	s.Command = path
-	if s.SHA256 != "" {
-		pin := strings.ToLower(s.SHA256)
-		if len(pin) != sha256.Size*2 || !isHex(pin) {
-			return nil, bad("SHA256", "must be 64 hex digits")
-		}
-		got, ok := hashes[path]
-		if !ok {
-			var err error
-			if got, err = fileSHA256(path); err != nil {
-				return nil, bad("SHA256", "cannot hash %s: %v", path, err)
-			}
-			hashes[path] = got // several specs often pin one executable
-		}
-		if got != pin {
-			return nil, bad("SHA256", "%s does not match the pinned digest", path)
-		}
-		s.SHA256 = pin
-	}
-	switch {
-	case s.Timeout < 0:
-		return nil, bad("Timeout", "must not be negative")
-	case s.NoOutputTimeout < 0:
-		return nil, bad("NoOutputTimeout", "must not be negative")
-	case s.MaxOutput < 0:
-		return nil, bad("MaxOutput", "must not be negative")
-	}
-	if s.Timeout == 0 {
-		s.Timeout = DefaultTimeout
-	}
-	if s.MaxOutput == 0 {
-		s.MaxOutput = DefaultMaxOutput
-	}
-	if s.PolicyVersion == "" {
-		s.PolicyVersion = DefaultPolicyVersion
-	}
-	if len(s.PolicyVersion) > maxPolicyVersionBytes || !utf8.ValidString(s.PolicyVersion) || strings.IndexByte(s.PolicyVersion, 0) >= 0 {
-		return nil, bad("PolicyVersion", "must be valid UTF-8 without NUL, at most %d bytes, so that approvals can carry it", maxPolicyVersionBytes)
-	}
-	switch {
-	case s.Dir == "":
-		s.Dir = cwd
-	case !filepath.IsAbs(s.Dir):
-		return nil, bad("Dir", "must be an absolute path")
-	default:
-		s.Dir = filepath.Clean(s.Dir)
-	}
-	env := make(map[string]string, len(s.Env))
-	list := make([]string, 0, len(s.Env))
-	for k, v := range s.Env {
-		if msg := inputrules.EnvKeyProblem(k); msg != "" {
-			return nil, bad("Env", "key %q %s", k, msg)
-		}
-		if msg := inputrules.EnvValueProblem(v); msg != "" {
-			return nil, bad("Env", "value of %q %s", k, msg)
-		}
-		env[k] = v
-		list = append(list, k+"="+v)
-	}
-	sort.Strings(list)
-	s.Env = env
 	if s.Confine != nil {
 		c, err := normalizeConfinement(s.Name, s.Confine)
 		if err != nil {
@@ -192,6 +125,153 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	e.fingerprint = specFingerprint(e)
 	e.procFP = saltedFingerprint(processSalt(), e.fingerprint)
 	return e, nil
+}
+
+// specProblem is the *ConfigError for field of the spec named name.
+func specProblem(name, field, format string, args ...any) error {
+	return &ConfigError{Spec: name, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// checkSchema checks s.Args: present, well built, and a Subcommands schema
+// exactly when s is a dispatcher.
+func checkSchema(s *CommandSpec) error {
+	if s.Args == nil {
+		return specProblem(s.Name, "Args", "a schema is required (use Fixed() for a command without arguments)")
+	}
+	if c, ok := s.Args.(schemaChecker); ok {
+		if err := c.check(); err != nil {
+			return specProblem(s.Name, "Args", "%v", err)
+		}
+	}
+	if _, ok := s.Args.(subcommandParser); ok != s.Dispatch {
+		if s.Dispatch {
+			return specProblem(s.Name, "Args", "a dispatcher (Dispatch true) needs a Subcommands schema")
+		}
+		return specProblem(s.Name, "Args", "a Subcommands schema needs Dispatch set")
+	}
+	return nil
+}
+
+// fillFloor checks s.Floor and fills its default: allow for a command,
+// deny for a dispatcher.
+func fillFloor(s *CommandSpec) error {
+	switch s.Floor {
+	case "":
+		s.Floor = ActionAllow
+		if s.Dispatch {
+			s.Floor = ActionDeny
+		}
+	case ActionAllow, ActionRequireApproval, ActionDeny:
+	default:
+		return specProblem(s.Name, "Floor", "must be %q, %q or %q", ActionAllow, ActionRequireApproval, ActionDeny)
+	}
+	return nil
+}
+
+// resolveExecutable resolves s.Command to an absolute path and checks the
+// file against s.SHA256 when it is pinned.
+func resolveExecutable(s *CommandSpec, hashes map[string]string) error {
+	path, err := inputrules.ResolveCommand(s.Command)
+	if err != nil {
+		return specProblem(s.Name, "Command", "%v", err)
+	}
+	if len(path) > maxCommandBytes || !utf8.ValidString(path) {
+		return specProblem(s.Name, "Command", "the resolved path must be valid UTF-8 of at most %d bytes, so that approvals can carry it", maxCommandBytes)
+	}
+	s.Command = path
+	if s.SHA256 != "" {
+		pin := strings.ToLower(s.SHA256)
+		if len(pin) != sha256.Size*2 || !isHex(pin) {
+			return specProblem(s.Name, "SHA256", "must be 64 hex digits")
+		}
+		got, ok := hashes[path]
+		if !ok {
+			var err error
+			if got, err = fileSHA256(path); err != nil {
+				return specProblem(s.Name, "SHA256", "cannot hash %s: %v", path, err)
+			}
+			hashes[path] = got // several specs often pin one executable
+		}
+		if got != pin {
+			return specProblem(s.Name, "SHA256", "%s does not match the pinned digest", path)
+		}
+		s.SHA256 = pin
+	}
+	return nil
+}
+
+// fillLimits checks the timeouts, MaxOutput and PolicyVersion of s and
+// fills their defaults.
+func fillLimits(s *CommandSpec) error {
+	switch {
+	case s.Timeout < 0:
+		return specProblem(s.Name, "Timeout", "must not be negative")
+	case s.NoOutputTimeout < 0:
+		return specProblem(s.Name, "NoOutputTimeout", "must not be negative")
+	case s.MaxOutput < 0:
+		return specProblem(s.Name, "MaxOutput", "must not be negative")
+	}
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.MaxOutput == 0 {
+		s.MaxOutput = DefaultMaxOutput
+	}
+	if s.PolicyVersion == "" {
+		s.PolicyVersion = DefaultPolicyVersion
+	}
+	if len(s.PolicyVersion) > maxPolicyVersionBytes || !utf8.ValidString(s.PolicyVersion) || strings.IndexByte(s.PolicyVersion, 0) >= 0 {
+		return specProblem(s.Name, "PolicyVersion", "must be valid UTF-8 without NUL, at most %d bytes, so that approvals can carry it", maxPolicyVersionBytes)
+	}
+	return nil
+}
+
+// fillDir checks s.Dir and makes it absolute and clean: cwd when empty.
+func fillDir(s *CommandSpec, cwd string) error {
+	switch {
+	case s.Dir == "":
+		s.Dir = cwd
+	case !filepath.IsAbs(s.Dir):
+		return specProblem(s.Name, "Dir", "must be an absolute path")
+	default:
+		s.Dir = filepath.Clean(s.Dir)
+	}
+	return nil
+}
+
+// bindArgs binds a schema that checks arguments against the working
+// directory (path arguments) to s.Dir, which fillDir has made absolute.
+func bindArgs(s *CommandSpec) error {
+	b, ok := s.Args.(dirBinder)
+	if !ok {
+		return nil
+	}
+	bound, err := b.bindDir(s.Dir)
+	if err != nil {
+		return specProblem(s.Name, "Args", "%v", err)
+	}
+	s.Args = bound
+	return nil
+}
+
+// copyEnv checks every entry of s.Env, replaces s.Env with a private copy
+// and returns the environment as sorted KEY=value strings.
+func copyEnv(s *CommandSpec) ([]string, error) {
+	env := make(map[string]string, len(s.Env))
+	list := make([]string, 0, len(s.Env))
+	for k, v := range s.Env {
+		if msg := inputrules.EnvKeyProblem(k); msg != "" {
+			return nil, specProblem(s.Name, "Env", "key %q %s", k, msg)
+		}
+		if msg := inputrules.EnvValueProblem(v); msg != "" {
+			return nil, specProblem(s.Name, "Env", "value of %q %s", k, msg)
+		}
+		env[k] = v
+		list = append(list, k+"="+v)
+	}
+	sort.Strings(list)
+	s.Env = env
+	return list, nil
 }
 
 // checkName reports whether name is a well-formed logical command name.
