@@ -130,120 +130,18 @@ func limitsOf(ls ...*limitsDoc) (timeout, noOutput time.Duration, maxOutput int)
 	return timeout, noOutput, maxOutput
 }
 
+// tool checks the tool t and adds its specs, one step at a time: its
+// name, its executable, its other settings, its mode and default action,
+// the interpreter rule, its environment, then a spec for each command, the
+// bare entry or the dispatcher its mode calls for.
 func (b *builder) tool(t *toolDoc) {
-	name := t.name.v
-	nameOK := false
-	switch {
-	case !t.keys["name"]:
-		b.add(t.node, t.path+".name", "required: the tool's name, such as git")
-	case !t.name.set:
-		// The type error is already reported.
-	case name == "":
-		b.add(t.name.node, t.name.path, "%s", inputrules.ToolNameProblem(name))
-	case inputrules.ToolNameProblem(name) != "":
-		b.add(t.name.node, t.name.path, "%s: %s", quote(name), inputrules.ToolNameProblem(name))
-	default:
-		if first, dup := b.names[name]; dup {
-			b.add(t.name.node, t.name.path, "duplicate tool name %s (first at line %d)", quote(name), first.Line)
-		} else {
-			b.names[name] = t.name.node
-			nameOK = true
-		}
-	}
-
-	// The executable.
-	var path string
-	switch {
-	case !t.keys["bin"]:
-		b.add(t.node, t.path+".bin", "required: the executable's absolute path, or a name found on PATH")
-	case !t.bin.set:
-	default:
-		p, err := inputrules.ResolveCommand(t.bin.v)
-		if err != nil {
-			b.add(t.bin.node, t.bin.path, "%v", err)
-		} else {
-			path = p
-		}
-	}
-	if t.sha256.set && !sha256Re.MatchString(t.sha256.v) {
-		b.add(t.sha256.node, t.sha256.path, "must be 64 hex digits (the executable's SHA-256)")
-	}
-	if t.workingDir.set {
-		if w := t.workingDir.v; !filepath.IsAbs(w) || strings.IndexByte(w, 0) >= 0 {
-			b.add(t.workingDir.node, t.workingDir.path, "must be an absolute path without NUL (leave it out for the working directory at load time)")
-		}
-	}
-	if t.policyVersion.set && strings.IndexByte(t.policyVersion.v, 0) >= 0 {
-		b.add(t.policyVersion.node, t.policyVersion.path, "must not contain NUL")
-	}
-	b.checkEnv(t.env, t.inheritEnv, t)
-	for _, a := range t.globalArgs {
-		if msg := inputrules.TokenProblem(a.v); msg != "" {
-			b.add(a.node, a.path, "%s", msg)
-		}
-	}
-
-	// The mode.
-	mode := ModeSimple
-	hasCmds, hasBare := t.commandsNode != nil, t.bare != nil
-	switch {
-	case hasBare:
-		mode = ModeBare
-		if hasCmds {
-			b.add(t.bare.key, t.bare.path, "bare and commands exclude each other: a bare tool has no subcommands")
-		}
-		if t.strict.v {
-			b.add(t.strict.node, t.strict.path, "strict applies to commands, and a bare tool has none; remove it")
-		}
-	case t.strict.v:
-		mode = ModeStrict
-		if !hasCmds {
-			b.add(t.strict.node, t.strict.path, "strict needs commands: declare the subcommands to allow")
-		}
-	case hasCmds:
-		mode = ModeFineTuned
-	}
-	if hasCmds && t.commandsNode.Kind == yaml.MappingNode && len(t.commandsNode.Content) == 0 {
-		b.add(t.commandsNode, t.commandsPath, "declares no subcommand; remove commands for a tool whose subcommands all go to the dispatcher")
-	}
-	floor := execgate.ActionDeny
-	if t.action.set {
-		a, ok := actions[t.action.v]
-		switch {
-		case !ok:
-			b.add(t.action.node, t.action.path, "unknown default_action %s: use allow, deny or human_approval", quote(t.action.v))
-		case mode == ModeStrict || mode == ModeBare:
-			b.add(t.action.node, t.action.path, "has no effect on a %s tool, which has no dispatcher; remove it", mode)
-		default:
-			floor = a
-		}
-	}
-
-	// Shells, interpreters and command runners run whatever their
-	// arguments say, so they are refused unless every argument is fixed.
-	fixed := mode == ModeBare && len(t.bare.flags) == 0 && t.bare.posMax.v == 0 && !t.bare.stdin
-	if path != "" && !t.allowInterpreter.v && !fixed {
-		if which := interpreterName(t.bin.v, path); which != "" {
-			b.add(t.bin.node, t.bin.path, "%s is a shell, interpreter or command runner (%s) and would run whatever its arguments say: expose it only as a bare entry with fixed arguments (no flags, positionals or stdin), or set allow_interpreter: true", quote(t.bin.v), which)
-		}
-	}
-
-	// The environment: inherited variables, then defaults.env, then the
-	// tool's env.
-	var inherit []string
-	for _, e := range b.doc.defaults.inheritEnv {
-		inherit = append(inherit, e.v)
-	}
-	for _, e := range t.inheritEnv {
-		inherit = append(inherit, e.v)
-	}
-	env := execgate.InheritEnv(inherit...)
-	for _, e := range b.doc.defaults.env {
-		env[e.key.v] = e.value.v
-	}
-	for _, e := range t.env {
-		env[e.key.v] = e.value.v
-	}
+	name, nameOK := b.toolName(t)
+	path := b.toolExecutable(t)
+	b.checkToolSettings(t)
+	mode := b.toolMode(t)
+	floor := b.toolFloor(t, mode)
+	b.checkInterpreter(t, path, mode)
+	env := b.toolEnv(t)
 
 	base := execgate.CommandSpec{
 		Command:       path,
@@ -303,6 +201,149 @@ func (b *builder) tool(t *toolDoc) {
 		add(s, nil)
 	}
 	b.tools = append(b.tools, desc)
+}
+
+// toolName checks the name of t and reports it, and whether specs may be
+// named after it: it is well formed and no other tool has it.
+func (b *builder) toolName(t *toolDoc) (name string, nameOK bool) {
+	name = t.name.v
+	switch {
+	case !t.keys["name"]:
+		b.add(t.node, t.path+".name", "required: the tool's name, such as git")
+	case !t.name.set:
+		// The type error is already reported.
+	case name == "":
+		b.add(t.name.node, t.name.path, "%s", inputrules.ToolNameProblem(name))
+	case inputrules.ToolNameProblem(name) != "":
+		b.add(t.name.node, t.name.path, "%s: %s", quote(name), inputrules.ToolNameProblem(name))
+	default:
+		if first, dup := b.names[name]; dup {
+			b.add(t.name.node, t.name.path, "duplicate tool name %s (first at line %d)", quote(name), first.Line)
+		} else {
+			b.names[name] = t.name.node
+			nameOK = true
+		}
+	}
+	return name, nameOK
+}
+
+// toolExecutable checks bin and returns the absolute path it resolves to,
+// or "" when it does not resolve (the problem is recorded).
+func (b *builder) toolExecutable(t *toolDoc) string {
+	var path string
+	switch {
+	case !t.keys["bin"]:
+		b.add(t.node, t.path+".bin", "required: the executable's absolute path, or a name found on PATH")
+	case !t.bin.set:
+	default:
+		p, err := inputrules.ResolveCommand(t.bin.v)
+		if err != nil {
+			b.add(t.bin.node, t.bin.path, "%v", err)
+		} else {
+			path = p
+		}
+	}
+	return path
+}
+
+// checkToolSettings checks sha256, working_dir, policy_version, the
+// environment and global_args of t.
+func (b *builder) checkToolSettings(t *toolDoc) {
+	if t.sha256.set && !sha256Re.MatchString(t.sha256.v) {
+		b.add(t.sha256.node, t.sha256.path, "must be 64 hex digits (the executable's SHA-256)")
+	}
+	if t.workingDir.set {
+		if w := t.workingDir.v; !filepath.IsAbs(w) || strings.IndexByte(w, 0) >= 0 {
+			b.add(t.workingDir.node, t.workingDir.path, "must be an absolute path without NUL (leave it out for the working directory at load time)")
+		}
+	}
+	if t.policyVersion.set && strings.IndexByte(t.policyVersion.v, 0) >= 0 {
+		b.add(t.policyVersion.node, t.policyVersion.path, "must not contain NUL")
+	}
+	b.checkEnv(t.env, t.inheritEnv, t)
+	for _, a := range t.globalArgs {
+		if msg := inputrules.TokenProblem(a.v); msg != "" {
+			b.add(a.node, a.path, "%s", msg)
+		}
+	}
+}
+
+// toolMode checks the keys that choose the mode of t and returns it.
+func (b *builder) toolMode(t *toolDoc) Mode {
+	mode := ModeSimple
+	hasCmds, hasBare := t.commandsNode != nil, t.bare != nil
+	switch {
+	case hasBare:
+		mode = ModeBare
+		if hasCmds {
+			b.add(t.bare.key, t.bare.path, "bare and commands exclude each other: a bare tool has no subcommands")
+		}
+		if t.strict.v {
+			b.add(t.strict.node, t.strict.path, "strict applies to commands, and a bare tool has none; remove it")
+		}
+	case t.strict.v:
+		mode = ModeStrict
+		if !hasCmds {
+			b.add(t.strict.node, t.strict.path, "strict needs commands: declare the subcommands to allow")
+		}
+	case hasCmds:
+		mode = ModeFineTuned
+	}
+	if hasCmds && t.commandsNode.Kind == yaml.MappingNode && len(t.commandsNode.Content) == 0 {
+		b.add(t.commandsNode, t.commandsPath, "declares no subcommand; remove commands for a tool whose subcommands all go to the dispatcher")
+	}
+	return mode
+}
+
+// toolFloor checks default_action and returns the floor of the
+// dispatcher: deny unless default_action says otherwise.
+func (b *builder) toolFloor(t *toolDoc, mode Mode) string {
+	floor := execgate.ActionDeny
+	if t.action.set {
+		a, ok := actions[t.action.v]
+		switch {
+		case !ok:
+			b.add(t.action.node, t.action.path, "unknown default_action %s: use allow, deny or human_approval", quote(t.action.v))
+		case mode == ModeStrict || mode == ModeBare:
+			b.add(t.action.node, t.action.path, "has no effect on a %s tool, which has no dispatcher; remove it", mode)
+		default:
+			floor = a
+		}
+	}
+	return floor
+}
+
+// checkInterpreter refuses a shell, interpreter or command runner as the
+// executable of t: they run whatever their arguments say, so they are
+// refused unless every argument is fixed.
+func (b *builder) checkInterpreter(t *toolDoc, path string, mode Mode) {
+	fixed := mode == ModeBare && len(t.bare.flags) == 0 && t.bare.posMax.v == 0 && !t.bare.stdin
+	if path != "" && !t.allowInterpreter.v && !fixed {
+		if which := interpreterName(t.bin.v, path); which != "" {
+			b.add(t.bin.node, t.bin.path, "%s is a shell, interpreter or command runner (%s) and would run whatever its arguments say: expose it only as a bare entry with fixed arguments (no flags, positionals or stdin), or set allow_interpreter: true", quote(t.bin.v), which)
+		}
+	}
+}
+
+// toolEnv returns the environment of the specs of t: inherited variables,
+// then defaults.env, then the tool's env.
+func (b *builder) toolEnv(t *toolDoc) map[string]string {
+	var inherit []string
+	for _, e := range b.doc.defaults.inheritEnv {
+		inherit = append(inherit, e.v)
+	}
+	for _, e := range t.inheritEnv {
+		inherit = append(inherit, e.v)
+	}
+	env := execgate.InheritEnv(inherit...)
+	for _, e := range b.doc.defaults.env {
+		env[e.key.v] = e.value.v
+	}
+	for _, e := range t.env {
+		env[e.key.v] = e.value.v
+	}
+
+	return env
 }
 
 // command fills in s from the command or bare entry c.
