@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/audit"
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/mcpserver"
 )
 
@@ -100,43 +101,13 @@ var approvalModes = map[string]mcpserver.ApprovalMode{
 	"refuse":  mcpserver.ApprovalsRefuse,
 }
 
+// serve runs execgate serve: it checks the flags, opens the gate, then
+// serves the HTTP API (--http) or MCP on stdio.
 func (c *cli) serve(ctx context.Context, o *serveOptions) int {
-	if o.config == "" {
-		return c.usageError("--config is required")
+	mode, lc, code := c.serveFlags(o)
+	if code != exitOK {
+		return code
 	}
-	if o.http != "" && (o.principal != "" || o.approvals != "" || o.approverHTTP != "") {
-		return c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --http, each token names its principal and approvals are always pending")
-	}
-	// With out-of-band approvers, the MCP client must not be able to
-	// approve by answering an elicitation: that would let the proposer
-	// approve its own call and bypass the configured approvers.
-	switch {
-	case o.approvals == "" && o.approverHTTP != "":
-		o.approvals = "pending"
-	case o.approvals == "":
-		o.approvals = "elicit"
-	case o.approvals == "elicit" && o.approverHTTP != "":
-		return c.usageError("--approvals elicit cannot go with --approver-http: the MCP client could approve its own calls past the configured approvers")
-	}
-	mode, ok := approvalModes[o.approvals]
-	if !ok {
-		return c.usageError("--approvals must be elicit, pending or refuse, not %q", o.approvals)
-	}
-	addr := o.http
-	if addr == "" {
-		addr = o.approverHTTP
-	}
-	if (o.tlsCert != "" || o.tlsKey != "" || o.insecure) && addr == "" {
-		return c.usageError("--tls-cert, --tls-key and --insecure need --http or --approver-http")
-	}
-	var lc *listenConfig
-	if addr != "" {
-		var err error
-		if lc, err = checkListen(addr, o.tlsCert, o.tlsKey, o.insecure); err != nil {
-			return c.usageError("%v", err)
-		}
-	}
-
 	g, err := openGate(o.config, o.audit)
 	if err != nil {
 		return c.loadError(err)
@@ -150,23 +121,76 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	}
 
 	if o.http != "" {
-		if len(srv.Tokens) == 0 {
-			return c.fail(exitUsage, fmt.Errorf("%s: the server section lists no tokens, so no one could call the HTTP API; add server.tokens (execgate token makes one)", o.config))
-		}
-		if len(srv.Approvers) == 0 {
-			logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
-		}
-		h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger})
-		if err != nil {
-			return c.fail(exitUsage, err)
-		}
-		defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, apis: []*api{h}, needTokens: true})()
-		if err := c.serveHTTP(ctx, lc, h, "the HTTP API", logger); err != nil {
-			return c.fail(exitFailed, err)
-		}
-		return exitOK
+		return c.serveAPI(ctx, o, g, srv, lc, logger)
 	}
+	return c.serveMCP(ctx, o, g, srv, mode, lc, logger)
+}
 
+// serveFlags checks the flags of execgate serve that need no file: it
+// returns the approval mode and the address to listen on (nil for none),
+// or reports a usage error and returns its exit code.
+func (c *cli) serveFlags(o *serveOptions) (mcpserver.ApprovalMode, *listenConfig, int) {
+	var lc *listenConfig
+	if o.config == "" {
+		return 0, nil, c.usageError("--config is required")
+	}
+	if o.http != "" && (o.principal != "" || o.approvals != "" || o.approverHTTP != "") {
+		return 0, nil, c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --http, each token names its principal and approvals are always pending")
+	}
+	// With out-of-band approvers, the MCP client must not be able to
+	// approve by answering an elicitation: that would let the proposer
+	// approve its own call and bypass the configured approvers.
+	switch {
+	case o.approvals == "" && o.approverHTTP != "":
+		o.approvals = "pending"
+	case o.approvals == "":
+		o.approvals = "elicit"
+	case o.approvals == "elicit" && o.approverHTTP != "":
+		return 0, nil, c.usageError("--approvals elicit cannot go with --approver-http: the MCP client could approve its own calls past the configured approvers")
+	}
+	mode, ok := approvalModes[o.approvals]
+	if !ok {
+		return 0, nil, c.usageError("--approvals must be elicit, pending or refuse, not %q", o.approvals)
+	}
+	addr := o.http
+	if addr == "" {
+		addr = o.approverHTTP
+	}
+	if (o.tlsCert != "" || o.tlsKey != "" || o.insecure) && addr == "" {
+		return 0, nil, c.usageError("--tls-cert, --tls-key and --insecure need --http or --approver-http")
+	}
+	if addr != "" {
+		var err error
+		if lc, err = checkListen(addr, o.tlsCert, o.tlsKey, o.insecure); err != nil {
+			return 0, nil, c.usageError("%v", err)
+		}
+	}
+	return mode, lc, exitOK
+}
+
+// serveAPI serves the HTTP API of g, with the server section srv, on lc
+// until ctx is done.
+func (c *cli) serveAPI(ctx context.Context, o *serveOptions, g *gate, srv *config.Server, lc *listenConfig, logger *slog.Logger) int {
+	if len(srv.Tokens) == 0 {
+		return c.fail(exitUsage, fmt.Errorf("%s: the server section lists no tokens, so no one could call the HTTP API; add server.tokens (execgate token makes one)", o.config))
+	}
+	if len(srv.Approvers) == 0 {
+		logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
+	}
+	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger})
+	if err != nil {
+		return c.fail(exitUsage, err)
+	}
+	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, apis: []*api{h}, needTokens: true})()
+	if err := c.serveHTTP(ctx, lc, h, "the HTTP API", logger); err != nil {
+		return c.fail(exitFailed, err)
+	}
+	return exitOK
+}
+
+// serveMCP serves g over MCP on stdio, and the approval routes on lc when
+// --approver-http is given, until ctx is done or the client closes stdin.
+func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *config.Server, mode mcpserver.ApprovalMode, lc *listenConfig, logger *slog.Logger) int {
 	principal := o.principal
 	if principal == "" {
 		principal = srv.Principal
@@ -184,6 +208,7 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 		}
 		pending := newPendingSet(nil)
 		opts.OnPending = pending.add
+		var err error
 		if approver, err = newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger}); err != nil {
 			return c.fail(exitUsage, err)
 		}
