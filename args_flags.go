@@ -37,6 +37,10 @@ const (
 	ValueEnum
 	// ValuePattern takes text that the flag's Pattern matches as a whole.
 	ValuePattern
+	// ValuePath takes a path inside the roots of the flag's Path rule
+	// (the spec's working directory when Path is nil), checked as a path
+	// (see PathRule), and emits it cleaned.
+	ValuePath
 )
 
 var valueKindNames = [...]string{
@@ -45,10 +49,11 @@ var valueKindNames = [...]string{
 	ValueInt:     "int",
 	ValueEnum:    "enum",
 	ValuePattern: "pattern",
+	ValuePath:    "path",
 }
 
 // String returns the kind's name as configuration files spell it: "none",
-// "string", "int", "enum" or "pattern".
+// "string", "int", "enum", "pattern" or "path".
 func (k ValueKind) String() string {
 	if k >= 0 && int(k) < len(valueKindNames) {
 		return valueKindNames[k]
@@ -64,7 +69,7 @@ func ParseValueKind(s string) (ValueKind, error) {
 			return ValueKind(k), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown value kind %q (want none, string, int, enum or pattern)", s)
+	return 0, fmt.Errorf("unknown value kind %q (want none, string, int, enum, pattern or path)", s)
 }
 
 // FlagSpec declares the command-line grammar a Flags schema accepts: fixed
@@ -152,6 +157,11 @@ type Flag struct {
 	// and must be empty for other kinds.
 	Pattern string
 
+	// Path is the rule of a ValuePath flag's value: its roots and what
+	// must be there (see PathRule). Nil means PathRule{}: anything inside
+	// the spec's working directory. It must be nil for other kinds.
+	Path *PathRule
+
 	// Repeat is how many times the flag may occur in one call, counted
 	// over both "flags" and "args". Zero means once. When Repeat is more
 	// than one, a value flag's entry in "flags" is an array of values; a
@@ -182,6 +192,13 @@ type Positionals struct {
 	// metacharacters. Either way a positional may not start with '@',
 	// nor with '-' unless EndOfOptions is set.
 	Pattern string
+
+	// Path, if not nil, makes every positional argument a path, checked
+	// against this rule (see PathRule) and emitted cleaned; an empty
+	// PathRule{} means anything inside the spec's working directory. A
+	// path never starts with '-' or '@', whatever EndOfOptions says. It
+	// excludes Pattern.
+	Path *PathRule
 }
 
 // StdinSpec declares that a command reads standard input from the
@@ -286,6 +303,8 @@ type flagsSchema struct {
 	long     map[string]*flagRule // spelled "--" + key
 	single   map[string]*flagRule // spelled "-" + key: Shorts, one-character and SingleDash names
 	posRe    *regexp.Regexp       // full-match form of Positionals.Pattern, or nil
+	posPath  *boundPathRule       // Positionals.Path bound to the working directory, or nil
+	dir      string               // the working directory path rules are bound to; "" before bindDir
 	stdinMax int                  // 0: stdin refused
 	err      error                // construction mistake, reported by check
 	schema   json.RawMessage
@@ -297,6 +316,7 @@ type flagRule struct {
 	canon string         // the one emitted spelling
 	max   int            // occurrences allowed, at least 1
 	re    *regexp.Regexp // full-match form of Pattern, or nil
+	path  *boundPathRule // a ValuePath flag's rule bound to the working directory, or nil before bindDir
 	index int            // position in flagsSchema.rules
 }
 
@@ -329,8 +349,10 @@ func copyFlagSpec(spec FlagSpec) FlagSpec {
 			v := *f.Max
 			f.Max = &v
 		}
+		f.Path = f.Path.clone()
 		out.Flags[i] = f
 	}
+	out.Positionals.Path = spec.Positionals.Path.clone()
 	if spec.Stdin != nil {
 		st := *spec.Stdin
 		out.Stdin = &st
@@ -397,6 +419,17 @@ func (s *flagsSchema) compile(spec FlagSpec) error {
 		}
 		s.posRe = re
 	}
+	if p.Path != nil {
+		switch {
+		case p.Max == 0:
+			return errors.New("Positionals.Path is set but Positionals.Max is 0, so no positional is accepted")
+		case p.Pattern != "":
+			return errors.New("Positionals.Path and Positionals.Pattern exclude each other: a path is checked as a path")
+		}
+		if err := p.Path.validate(); err != nil {
+			return fmt.Errorf("Positionals.Path: %v", err)
+		}
+	}
 	if spec.Stdin != nil {
 		switch {
 		case spec.Stdin.Max < 0:
@@ -418,7 +451,7 @@ func compileFlag(f Flag) (*flagRule, error) {
 		return nil, fmt.Errorf("Name %q %s", f.Name, inputrules.FlagNameProblem(f.Name))
 	case f.Short != "" && inputrules.ShortProblem(f.Short) != "":
 		return nil, fmt.Errorf("Short %q %s", f.Short, inputrules.ShortProblem(f.Short))
-	case f.Value < ValueNone || f.Value > ValuePattern:
+	case f.Value < ValueNone || f.Value > ValuePath:
 		return nil, fmt.Errorf("unknown Value kind %d", int(f.Value))
 	case f.Repeat < 0:
 		return nil, errors.New("Repeat must not be negative")
@@ -436,6 +469,13 @@ func compileFlag(f Flag) (*flagRule, error) {
 		return nil, errors.New("Pattern is required for a pattern value")
 	case f.Glued && f.Value == ValueNone:
 		return nil, errors.New("Glued needs a flag that takes a value")
+	case f.Path != nil && f.Value != ValuePath:
+		return nil, fmt.Errorf("Path applies only to path values, not %s", f.Value)
+	}
+	if f.Value == ValuePath {
+		if err := f.Path.validate(); err != nil {
+			return nil, fmt.Errorf("Path: %v", err)
+		}
 	}
 	r := &flagRule{Flag: f, max: max(f.Repeat, 1)}
 	switch {
@@ -975,6 +1015,15 @@ func (r *flagRule) checkValue(v string) (string, string) {
 			return "", fmt.Sprintf("%s: the value of %s does not match its pattern", quoteArg(v), r.canon)
 		}
 		return v, ""
+	case ValuePath:
+		if r.path == nil {
+			return "", errUnboundPath
+		}
+		out, err := r.path.check(v)
+		if err != nil {
+			return "", fmt.Sprintf("the value of %s: %v", r.canon, err)
+		}
+		return out, ""
 	default: // ValueString
 		if msg := plainArgProblem(v); msg != "" {
 			return "", fmt.Sprintf("%s: the value of %s %s", quoteArg(v), r.canon, msg)
@@ -1043,6 +1092,19 @@ func (p *flagsParse) positional(field flagField, tok string) {
 		return
 	case strings.HasPrefix(tok, "-") && !p.s.spec.EndOfOptions:
 		p.add(field.String(), quoteArg(tok)+": a positional argument must not start with '-'")
+		return
+	}
+	if ps.Path != nil {
+		if p.s.posPath == nil {
+			p.add(field.String(), errUnboundPath)
+			return
+		}
+		out, err := p.s.posPath.check(tok)
+		if err != nil {
+			p.add(field.String(), "a positional argument: "+err.Error())
+			return
+		}
+		p.pos = append(p.pos, out)
 		return
 	}
 	if p.s.posRe != nil {
@@ -1188,6 +1250,9 @@ func (r *flagRule) jsonSchema() *flagSchemaNode {
 		desc = fmt.Sprintf("Emitted as %s N.", r.canon)
 	}
 	if r.max == 1 {
+		if one.Description != "" {
+			desc += " " + one.Description
+		}
 		one.Description = desc
 		return one
 	}
@@ -1210,6 +1275,10 @@ func (r *flagRule) valueSchema() *flagSchemaNode {
 		// The gate refuses what no token may hold whatever the pattern
 		// says, and so does the schema.
 		return &flagSchemaNode{Type: "string", Pattern: flagAnchoredPattern(r.Pattern), AllOf: []*flagSchemaNode{{Pattern: flagTokenSchemaPattern}}}
+	case ValuePath:
+		one, maxBytes := 1, MaxApprovalArgBytes
+		return &flagSchemaNode{Type: "string", Pattern: flagTokenSchemaPattern, MinLength: &one, MaxLength: &maxBytes,
+			Description: pathDescription(r.Path, r.path)}
 	default:
 		one, maxBytes := 1, MaxApprovalArgBytes
 		return &flagSchemaNode{Type: "string", Pattern: flagPlainSchemaPattern, MinLength: &one, MaxLength: &maxBytes}
@@ -1253,7 +1322,9 @@ func (s *flagsSchema) argsDescription() string {
 		fmt.Fprintf(&b, " At most %d positional arguments", ps.Max)
 	}
 	if ps.Max > 0 {
-		if ps.Pattern != "" {
+		if ps.Path != nil {
+			b.WriteString(", each a path (" + strings.TrimSuffix(pathDescription(ps.Path, s.posPath), ".") + ")")
+		} else if ps.Pattern != "" {
 			fmt.Fprintf(&b, ", each matching %s", flagAnchoredPattern(ps.Pattern))
 		} else {
 			b.WriteString(", each without shell metacharacters")

@@ -2,6 +2,7 @@ package execgate
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -245,4 +246,114 @@ func resolveExisting(p string) (string, error) {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
+}
+
+// clone returns a copy of r that shares nothing with it; nil stays nil.
+func (r *PathRule) clone() *PathRule {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Roots = append([]string(nil), r.Roots...)
+	return &c
+}
+
+// validate reports a mistake in r that no working directory can mend: a
+// root that is not absolute, an unknown Must. A nil r is PathRule{}.
+func (r *PathRule) validate() error {
+	if r == nil {
+		return nil
+	}
+	_, err := bindPath(PathRule{Roots: r.Roots, Must: r.Must, Lexical: true}, "/")
+	return err
+}
+
+// errUnboundPath is the refusal of a path argument checked by a schema that
+// was never bound to a working directory: one used outside an Allowlist.
+const errUnboundPath = "a path argument is checked against the command's working directory, and this schema was not built into an Allowlist"
+
+// pathDescription says, for a JSON Schema, what a path argument under rule
+// may be; b is rule bound to the working directory, or nil.
+func pathDescription(rule *PathRule, b *boundPathRule) string {
+	var d strings.Builder
+	d.WriteString("A path")
+	switch {
+	case b != nil && len(b.rule.Roots) == 0:
+		d.WriteString(" inside the working directory " + b.dir)
+	case b != nil:
+		d.WriteString(" inside " + strings.Join(b.roots, " or "))
+	case rule != nil && len(rule.Roots) > 0:
+		d.WriteString(" inside " + strings.Join(rule.Roots, " or "))
+	default:
+		d.WriteString(" inside the working directory")
+	}
+	d.WriteString(", relative to the working directory or absolute; no \"..\" out of it, no symbolic link out of it, not starting with '-' or '@'")
+	if rule != nil {
+		switch rule.Must {
+		case PathExists:
+			d.WriteString("; it must exist")
+		case PathFile:
+			d.WriteString("; it must be a regular file")
+		case PathDir:
+			d.WriteString("; it must be a directory")
+		}
+		if rule.Glob {
+			d.WriteString("; it may hold the glob characters * ? [ for the program to expand")
+		}
+	}
+	d.WriteString(". It is passed cleaned (\"a/./b\" as \"a/b\").")
+	return d.String()
+}
+
+// dirBinder is an ArgsSchema that checks arguments against the command's
+// working directory, and so must be bound to it: NewAllowlist calls
+// bindDir with the spec's resolved Dir and keeps what it returns.
+type dirBinder interface {
+	bindDir(dir string) (ArgsSchema, error)
+}
+
+// bindDir returns a copy of s whose path rules check against dir.
+func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
+	if s.err != nil {
+		return s, nil
+	}
+	c := *s
+	c.dir = dir
+	c.rules = make([]*flagRule, len(s.rules))
+	c.byName = make(map[string]*flagRule, len(s.byName))
+	c.long = make(map[string]*flagRule, len(s.long))
+	c.single = make(map[string]*flagRule, len(s.single))
+	for i, r := range s.rules {
+		nr := *r
+		if r.Value == ValuePath {
+			rule := PathRule{}
+			if r.Path != nil {
+				rule = *r.Path
+			}
+			b, err := bindPath(rule, dir)
+			if err != nil {
+				return nil, fmt.Errorf("flag %q: Path: %v", r.Name, err)
+			}
+			nr.path = b
+		}
+		c.rules[i] = &nr
+	}
+	for k, r := range s.byName {
+		c.byName[k] = c.rules[r.index]
+	}
+	for k, r := range s.long {
+		c.long[k] = c.rules[r.index]
+	}
+	for k, r := range s.single {
+		c.single[k] = c.rules[r.index]
+	}
+	if p := s.spec.Positionals.Path; p != nil {
+		b, err := bindPath(*p, dir)
+		if err != nil {
+			return nil, fmt.Errorf("Positionals.Path: %v", err)
+		}
+		c.posPath = b
+	}
+	c.schema = c.buildJSONSchema()
+	return &c, nil
 }

@@ -1,6 +1,7 @@
 package execgate
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -92,4 +93,81 @@ func TestBindPath_RefusesBadRules(t *testing.T) {
 	assert.ErrorContains(t, err, "not absolute")
 	_, err = bindPath(PathRule{Must: "maybe"}, "/")
 	assert.ErrorContains(t, err, "unknown Must")
+}
+
+func TestInvariant12_FlagsPathArgumentsStayInsideTheirRoots(t *testing.T) {
+	root, outside := pathScratch(t)
+	a, err := NewAllowlist(CommandSpec{
+		Name: "git.diff", Command: "/bin/echo", Dir: root,
+		Args: Flags(FlagSpec{
+			Leading: []string{"diff"},
+			Flags: []Flag{
+				{Name: "output", Value: ValuePath, Path: &PathRule{Must: PathDir}},
+				{Name: "stat"},
+			},
+			Positionals:  Positionals{Max: 2, Path: &PathRule{}},
+			EndOfOptions: true,
+		}),
+	})
+	require.NoError(t, err)
+	p := NewProposer(a)
+	cases := []struct {
+		name  string
+		input string
+		argv  []string // nil when refused
+		issue string   // part of the refusal's message
+	}{
+		{"paths inside the working directory are passed cleaned, after --",
+			`{"args":["src/./a.go","src/deep/.."]}`, []string{"diff", "--", "src/a.go", "src"}, ""},
+		{"the git diff leak: a path that climbs out of the work tree is refused before git can switch to --no-index",
+			`{"args":["src/../../secret.txt","README"]}`, nil, "is outside the working directory"},
+		{"an absolute path outside the root is refused", `{"args":["` + outside + `"]}`, nil, "is outside"},
+		{"a link inside the root that points outside is refused", `{"args":["link-out"]}`, nil, "symbolic link"},
+		{"a path value of a flag is checked the same way", `{"flags":{"output":"../"}}`, nil, "the value of --output"},
+		{"a path value that must be a directory is refused when it is a file", `{"flags":{"output":"src/a.go"}}`, nil, "is not a directory"},
+		{"a path value inside the root is passed cleaned", `{"flags":{"output":"src/deep/"}}`, []string{"diff", "--output=src/deep", "--"}, ""},
+		{"with EndOfOptions a path still may not start with '-'", `{"args":["--", "-x"]}`, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prop, err := p.Check("git.diff", json.RawMessage(c.input))
+			if c.argv == nil {
+				var ve *ValidationError
+				require.ErrorAs(t, err, &ve)
+				assert.Contains(t, err.Error(), c.issue)
+				assert.NotContains(t, err.Error(), "canary")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.argv, prop.Args)
+		})
+	}
+
+	// The schema a model is shown says what a path argument may be.
+	spec, _ := a.Lookup("git.diff")
+	assert.Contains(t, string(spec.Args.JSONSchema()), "A path inside the working directory "+root)
+}
+
+func TestFlags_PathRulesAreCheckedWhenDeclared(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec FlagSpec
+		want string
+	}{
+		{"a root must be absolute", FlagSpec{Positionals: Positionals{Max: 1, Path: &PathRule{Roots: []string{"rel"}}}}, "not absolute"},
+		{"Path and Pattern exclude each other", FlagSpec{Positionals: Positionals{Max: 1, Pattern: "^a$", Path: &PathRule{}}}, "exclude each other"},
+		{"a path rule needs positionals", FlagSpec{Positionals: Positionals{Path: &PathRule{}}}, "Max is 0"},
+		{"Path belongs to path values only", FlagSpec{Flags: []Flag{{Name: "f", Value: ValueString, Path: &PathRule{}}}}, "only to path values"},
+		{"an unknown Must is refused", FlagSpec{Flags: []Flag{{Name: "f", Value: ValuePath, Path: &PathRule{Must: "maybe"}}}}, "unknown Must"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := NewAllowlist(CommandSpec{Name: "x", Command: "/bin/echo", Dir: "/", Args: Flags(c.spec)})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	// A schema used outside an Allowlist has no working directory, and
+	// refuses path arguments rather than guessing one.
+	_, err := Flags(FlagSpec{Positionals: Positionals{Max: 1, Path: &PathRule{}}}).Parse(json.RawMessage(`{"args":["a"]}`))
+	assert.ErrorContains(t, err, "working directory")
 }
