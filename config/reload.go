@@ -100,28 +100,7 @@ func (l *Loaded) ReloadBytes(name string, data []byte) (*Loaded, error) {
 	eng := l.Engine
 	p := &problems{file: next.file}
 
-	// Check what the scratch Engine could not know: the grants made
-	// through the live Engine's API.
-	fromFile := make(map[string]bool, len(st.fileGrants))
-	for _, id := range st.fileGrants {
-		fromFile[id] = true
-	}
-	others := make(map[string]bool)
-	for _, g := range eng.Grants() {
-		if !fromFile[g.ID] {
-			others[g.ID] = true
-		}
-	}
-	for i, g := range next.Grants {
-		if others[g.ID] {
-			at := next.grantAt[i].id
-			p.at(at.line, at.col, at.path, "a grant with id %s was made through the Engine and is live; choose another id, or revoke that grant first", quote(g.ID))
-		}
-	}
-	if limit := maxGrants(st.opts); len(others)+len(next.Grants) > limit {
-		at := next.grants
-		p.at(at.line, at.col, at.path, "%d grants here and %d live grants made through the Engine are more than the %d it holds (LoadOptions.Policy.MaxGrants)", len(next.Grants), len(others), limit)
-	}
+	checkLiveGrants(st, eng, next, p)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
@@ -157,4 +136,31 @@ func (l *Loaded) ReloadBytes(name string, data []byte) (*Loaded, error) {
 	next.Policy, next.Engine = eng, eng
 	next.Grants = grantsByID(eng, ids)
 	return next, nil
+}
+
+// checkLiveGrants records in p what the scratch Engine of next could not
+// know: the grants made through the live Engine's API, whose ids the
+// file's grants must not take and which count against the same capacity.
+// The caller holds st.mu.
+func checkLiveGrants(st *reloadable, eng *policy.Engine, next *Loaded, p *problems) {
+	fromFile := make(map[string]bool, len(st.fileGrants))
+	for _, id := range st.fileGrants {
+		fromFile[id] = true
+	}
+	others := make(map[string]bool)
+	for _, g := range eng.Grants() {
+		if !fromFile[g.ID] {
+			others[g.ID] = true
+		}
+	}
+	for i, g := range next.Grants {
+		if others[g.ID] {
+			at := next.grantAt[i].id
+			p.at(at.line, at.col, at.path, "a grant with id %s was made through the Engine and is live; choose another id, or revoke that grant first", quote(g.ID))
+		}
+	}
+	if limit := maxGrants(st.opts); len(others)+len(next.Grants) > limit {
+		at := next.grants
+		p.at(at.line, at.col, at.path, "%d grants here and %d live grants made through the Engine are more than the %d it holds (LoadOptions.Policy.MaxGrants)", len(next.Grants), len(others), limit)
+	}
 }
