@@ -180,6 +180,11 @@ func closeFiles(files ...*os.File) {
 // runProcess starts inv and supervises it to the end. If exe is not nil,
 // it is the opened, verified executable: it is executed through its
 // descriptor where the platform allows it, and runProcess closes it.
+//
+// It is long because it is the order of a start, each step commented
+// where it happens (the thread lock, the defaults, the executable's
+// descriptor, the confinement helper, the pipes, the start, the process
+// group): that order is what makes a start safe, and it reads in one place.
 func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 	if exe != nil {
 		defer exe.Close()
@@ -288,6 +293,11 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 // kill the group (see groupKiller), so supervising a call costs no
 // goroutine beyond the output readers and, when there is stdin, its
 // writer.
+//
+// It is long because the readers, the stdin writer, the limits and the
+// watchdog share the state declared at its top (the last output time, the
+// readers still reading, the incomplete flag) and must be set up in this
+// order, before the leader is waited for.
 func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, start time.Time, timeout time.Duration, maxOutput int) Outcome {
 	pid := cmd.Process.Pid
 	var wg sync.WaitGroup

@@ -332,6 +332,7 @@ func (b *builder) placePolicyError(err error, paths []string, idx nodeIndex) {
 
 // grants checks the entries of the grants list by creating them in
 // sec.engine, which is only handed out if no problem was found anywhere.
+// It is one loop over the entries, each field checked at its own line.
 func (b *builder) grants(sec *policySection, opts policy.Options) {
 	ids := make(map[string]*yaml.Node)
 	var created []string

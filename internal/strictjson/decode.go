@@ -389,6 +389,10 @@ func (d *decoder) mismatch(want string, depth int) {
 }
 
 // value reads one JSON value into v, whose plan is p.
+//
+// It is one switch over the plan's op, each case a few lines for one
+// kind of Go value, kept together so that every kind is read in one
+// place and the decoder makes one call per value.
 func (d *decoder) value(v reflect.Value, p *plan, depth int) {
 	d.ws()
 	if d.pos >= len(d.data) {
@@ -997,6 +1001,11 @@ func (d *decoder) str() (s string, bad badString, ok bool) {
 // strBytes is str without the string: the content, unescaped, shares
 // memory with the input when the string holds no escape, so it is valid
 // only until the input changes and must not be modified.
+//
+// It is one loop with its state in locals (where the current unescaped
+// run starts, the buffer once an escape is seen), which a string without
+// escapes never leaves; split, that state would travel between functions
+// on the decoder's hottest path.
 func (d *decoder) strBytes() (s []byte, bad badString, ok bool) {
 	d.pos++ // opening quote
 	start := d.pos
