@@ -33,7 +33,9 @@ const (
 // A path token is checked against the call's working directory (the
 // spec's Dir): a relative token names Dir joined with it. The token is
 // refused when it is empty, starts with '-' or '@' (before or after
-// cleaning), holds a control, bidirectional or invisible character, or,
+// cleaning), holds a control, bidirectional or invisible character or a
+// shell metacharacter (as every Flags value without a pattern does, in
+// defence in depth: no shell ever sees it), or,
 // once cleaned (filepath.Clean: "." and ".." resolved as text), names
 // anything outside every root: "src/../../etc/passwd" and "/etc/passwd"
 // alike, when the roots do not hold them. Unless the rule is Lexical, the
@@ -133,6 +135,9 @@ func (b *boundPathRule) check(token string) (string, error) {
 	}
 	if token[0] == '-' || token[0] == '@' {
 		return refuse("starts with " + quoteArg(token[:1]) + ", which the program could read as an option or a file of arguments")
+	}
+	if c := shellMetaIn(token); c >= 0 {
+		return refuse(fmt.Sprintf("holds the shell metacharacter %q", rune(c)))
 	}
 	fixed := token
 	if i := strings.IndexAny(token, "*?["); i >= 0 {

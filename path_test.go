@@ -51,6 +51,7 @@ func TestInvariant12_PathsStayInsideTheirRoots(t *testing.T) {
 		{"a control character is refused", PathRule{}, "src/\x1b[2J", ""},
 		{"an invisible character is refused", PathRule{}, "src/a\u200b.go", ""},
 		{"an empty path is refused", PathRule{}, "", ""},
+		{"a shell metacharacter is refused, as in every value without a pattern", PathRule{}, "main; rm -rf /", ""},
 		{"a symbolic link inside the root to a file inside it is followed and accepted", PathRule{}, "link-in", "link-in"},
 		{"a symbolic link inside the root that points outside is refused", PathRule{}, "link-out", ""},
 		{"a path through a linked directory that points outside is refused", PathRule{}, "src/dir-out/secret.txt", ""},

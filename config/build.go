@@ -378,6 +378,15 @@ func (b *builder) command(s *execgate.CommandSpec, t *toolDoc, c *commandDoc, le
 			b.add(c.posPattern.node, c.posPattern.path, "a pattern needs positionals.max of at least 1; with max 0 no positional is accepted")
 		}
 	}
+	if c.posPath != nil {
+		switch {
+		case c.posPattern.set:
+			b.add(c.posPath.node, c.posPath.path, "path and pattern exclude each other: a path is checked as a path")
+		case c.posMax.v <= 0:
+			b.add(c.posPath.node, c.posPath.path, "a path needs positionals.max of at least 1; with max 0 no positional is accepted")
+		}
+		fs.Positionals.Path = b.pathRule(c.posPath)
+	}
 	if c.stdin {
 		fs.Stdin = &execgate.StdinSpec{Max: c.stdinMax.v}
 	}
@@ -526,6 +535,12 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 		f.Enum = append(f.Enum, e.v)
 	}
 	switch {
+	case fd.pathRule != nil && kind != execgate.ValuePath:
+		bad(fd.pathRule.node, fd.pathRule.path, "path applies only to value: path")
+	case fd.pathRule != nil:
+		f.Path = b.pathRule(fd.pathRule)
+	}
+	switch {
 	case fd.pattern.node != nil && kind != execgate.ValuePattern:
 		bad(fd.pattern.node, fd.pattern.path, "pattern applies only to value: pattern")
 	case !fd.keys["pattern"] && kind == execgate.ValuePattern:
@@ -551,6 +566,29 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 		}
 	}
 	return f, ok
+}
+
+// pathRule builds the rule of a path argument, placing each mistake on its
+// line: a root that is not absolute, a must that is not exists, file or
+// dir.
+func (b *builder) pathRule(pd *pathDoc) *execgate.PathRule {
+	r := &execgate.PathRule{Glob: pd.glob.v, Lexical: pd.lexical.v}
+	for _, root := range pd.roots {
+		if !filepath.IsAbs(root.v) {
+			b.add(root.node, root.path, "a root must be an absolute path, not %s", quote(root.v))
+			continue
+		}
+		r.Roots = append(r.Roots, filepath.Clean(root.v))
+	}
+	if pd.must.set {
+		switch m := execgate.PathMust(pd.must.v); m {
+		case execgate.PathExists, execgate.PathFile, execgate.PathDir:
+			r.Must = m
+		default:
+			b.add(pd.must.node, pd.must.path, "must be exists, file or dir, not %s", quote(pd.must.v))
+		}
+	}
+	return r
 }
 
 // checkPattern reports whether pattern compiles as an RE2 expression.

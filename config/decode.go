@@ -133,6 +133,7 @@ type commandDoc struct {
 	flags        []*flagDoc
 	posMax       val[int64]
 	posPattern   val[string]
+	posPath      *pathDoc // nil when positionals.path is absent
 	stdin        bool
 	stdinMax     val[int]
 	endOfOptions val[bool]
@@ -153,6 +154,16 @@ type flagDoc struct {
 	min, max, repeat            val[int64]
 	enum                        []val[string]
 	enumNode                    *yaml.Node
+	pathRule                    *pathDoc // nil when the key is absent
+}
+
+// pathDoc is a path: mapping, the rule of a path argument.
+type pathDoc struct {
+	node          *yaml.Node
+	path          string
+	roots         []val[string]
+	must          val[string]
+	glob, lexical val[bool]
 }
 
 // decoder walks the YAML nodes and records problems.
@@ -581,7 +592,10 @@ func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc
 			d.mapping(v, p, fields{handlers: map[string]handler{
 				"max":     d.integer(&c.posMax),
 				"pattern": d.str(&c.posPattern),
-			}})
+				"path": func(_, v *yaml.Node, p string) {
+					c.posPath = d.pathRule(v, p)
+				},
+			}, nullOK: map[string]bool{"path": true}})
 		},
 		"stdin": func(_, v *yaml.Node, p string) {
 			c.stdin = true
@@ -628,8 +642,28 @@ func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
 		"pattern": d.str(&f.pattern),
 		"repeat":  d.integer(&f.repeat),
 		"glued":   d.boolean(&f.glued),
-	}})
+		"path": func(_, v *yaml.Node, p string) {
+			f.pathRule = d.pathRule(v, p)
+		},
+	}, nullOK: map[string]bool{"path": true}})
 	return f
+}
+
+// pathRule decodes the rule of a path argument: a mapping of roots, must,
+// glob and lexical, each optional; an empty or null one is the default
+// rule (anything inside the working directory).
+func (d *decoder) pathRule(n *yaml.Node, path string) *pathDoc {
+	pd := &pathDoc{node: n, path: path}
+	if isNull(n) {
+		return pd
+	}
+	d.mapping(n, path, fields{handlers: map[string]handler{
+		"roots":   d.strings(&pd.roots),
+		"must":    d.str(&pd.must),
+		"glob":    d.boolean(&pd.glob),
+		"lexical": d.boolean(&pd.lexical),
+	}})
+	return pd
 }
 
 // timestamp decodes an RFC 3339 timestamp with a time zone

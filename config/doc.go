@@ -141,8 +141,10 @@
 // entry (`status:` or `status: {}`) takes no arguments:
 //
 //	flags               list of flag entries, in the order they are emitted
-//	positionals         {max: integer >= 0, pattern: RE2 regexp}; without
-//	                    it no positional is accepted
+//	positionals         {max: integer >= 0, pattern: RE2 regexp, path:
+//	                    a path rule}; without it no positional is
+//	                    accepted; with path every positional is a path
+//	                    (see "Paths"), and pattern is refused
 //	stdin               {max: size}; without it stdin is refused; `stdin:`
 //	                    or `stdin: {}` accepts up to 1MiB
 //	end_of_options      boolean; emit "--" before the positionals
@@ -167,14 +169,38 @@
 //	short               one ASCII letter or digit ("n" is -n)
 //	single_dash         boolean; spell the name with one dash (-name)
 //	value               none (the default: a boolean flag), string, int,
-//	                    enum or pattern
+//	                    enum, pattern or path
 //	min, max            integers; bounds of an int value
 //	enum                list of strings; required for, and only for, enum
 //	pattern             RE2 regexp a value must match as a whole; required
 //	                    for, and only for, pattern
+//	path                a path rule (see "Paths"); only for value: path,
+//	                    which without it takes any path inside the
+//	                    working directory
 //	repeat              integer; how often the flag may be given; 0 means once
 //	glued               boolean; also accept -n5 (needs a one-character
 //	                    spelling and a value)
+//
+// # Paths
+//
+// A path argument (value: path, or positionals with path) is checked as a
+// path, not as text (execgate.PathRule): it is cleaned, and refused when it
+// names anything outside its roots ("src/../../secret.txt", "/etc/passwd"),
+// starts with '-' or '@', holds a control or invisible character, or,
+// unless lexical, leads outside through a symbolic link. The program is
+// given the cleaned path ("a/./b" as "a/b"). A path rule is a mapping,
+// every key optional; `path: {}` is anything inside the working directory:
+//
+//	roots               list of absolute directories a path may name
+//	                    something in; unset means the tool's working_dir
+//	must                exists, file or dir: what must be at the path
+//	glob                boolean; allow * ? [ for a program that expands
+//	                    patterns itself (the fixed part is checked)
+//	lexical             boolean; check the text only, without resolving
+//	                    symbolic links
+//
+// The check is made when the call is validated, the program opens the path
+// later: a confine with read and write paths closes that window.
 //
 // # Confinement
 //

@@ -62,5 +62,5 @@ tools:
 	// execgate: invalid input for "greet.run": args[0]: "$(id)": does not match the pattern for positional arguments
 	// execgate: command "greet.other" is not allowlisted
 	// <input>:6:14: tools[0].timeout: a duration needs a unit, such as 30s, 2m or 1m30s
-	// <input>:7:37: tools[0].bare.flags[0].value: unknown value kind "number" (want none, string, int, enum or pattern)
+	// <input>:7:37: tools[0].bare.flags[0].value: unknown value kind "number" (want none, string, int, enum, pattern or path)
 }
