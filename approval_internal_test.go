@@ -16,10 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestInvariant10_HandMadeApprovalCannotExecute builds an envelope whose
+// TestSpawnFree_HandMadeApprovalCannotExecute builds an envelope whose
 // digest is exactly what the gate would compute for it, with the real spec
 // fingerprint: without a stored record it still runs nothing.
-func TestInvariant10_HandMadeApprovalCannotExecute(t *testing.T) {
+//
+// Invariant 10 of DESIGN.md.
+func TestSpawnFree_HandMadeApprovalCannotExecute(t *testing.T) {
 	a, err := NewAllowlist(CommandSpec{Name: "echo.say", Command: "/bin/echo", Args: Fixed("hi")})
 	require.NoError(t, err)
 	var spawned atomic.Int64
@@ -43,10 +45,12 @@ func TestInvariant10_HandMadeApprovalCannotExecute(t *testing.T) {
 	assert.Zero(t, spawned.Load())
 }
 
-// TestInvariant10_SpawnFreeSubsetBuildsForWasm builds a program that uses
+// TestSpawnFree_SubsetBuildsForWasm builds a program that uses
 // NewAllowlist, Struct and Proposer.Check for GOOS=js GOARCH=wasm, where no
 // process can be started.
-func TestInvariant10_SpawnFreeSubsetBuildsForWasm(t *testing.T) {
+//
+// Invariant 10 of DESIGN.md.
+func TestSpawnFree_SubsetBuildsForWasm(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command must be on PATH for this test")
 	cmd := exec.Command(goTool, "build", "-o", filepath.Join(t.TempDir(), "check.wasm"), "./internal/wasmcheck")
@@ -55,12 +59,14 @@ func TestInvariant10_SpawnFreeSubsetBuildsForWasm(t *testing.T) {
 	require.NoError(t, err, "wasm build failed:\n%s", out)
 }
 
-// TestInvariant9_DigestsRevealNoEnvironment proposes a call whose spec
+// TestDigestBinding_DigestsRevealNoEnvironment proposes a call whose spec
 // holds a four-digit secret in its environment, then tries every value
 // against the approval's and the proposal's digests the way an attacker
 // who knows the encoding would: none matches, because both are salted with
 // secrets that never leave the trusted side.
-func TestInvariant9_DigestsRevealNoEnvironment(t *testing.T) {
+//
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_DigestsRevealNoEnvironment(t *testing.T) {
 	spec := CommandSpec{Name: "deploy", Command: "/bin/echo", Args: Fixed("go"), Dir: "/", Env: map[string]string{"PIN": "7391"}}
 	a, err := NewAllowlist(spec)
 	require.NoError(t, err)

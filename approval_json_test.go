@@ -16,7 +16,8 @@ import (
 // The tests in this file are about the Approval as it travels: what
 // survives its JSON form, and what a changed or empty encoding does.
 
-func TestInvariant8_ApprovalsCarryOnlyWhatSurvivesJSON(t *testing.T) {
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_ApprovalsCarryOnlyWhatSurvivesJSON(t *testing.T) {
 	// A Fixed argument that is not UTF-8 could never come back intact
 	// from an approver: Propose refuses it rather than issue an approval
 	// that would burn itself.
@@ -40,7 +41,8 @@ func TestInvariant8_ApprovalsCarryOnlyWhatSurvivesJSON(t *testing.T) {
 	}
 }
 
-func TestInvariant9_ReZonedEnvelopeIsRefused(t *testing.T) {
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_ReZonedEnvelopeIsRefused(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	ap := propose(t, x, `{}`)
 	b, err := json.Marshal(ap)

@@ -141,7 +141,8 @@ func TestExecute_RunsOnceWithTheStoredCall(t *testing.T) {
 	assert.Equal(t, 1, rec.Count())
 }
 
-func TestInvariant8_SingleUseUnderConcurrentExecute(t *testing.T) {
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_UnderConcurrentExecute(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	ap := roundTrip(t, propose(t, x, `{"args":["once"]}`))
 
@@ -173,7 +174,8 @@ func TestInvariant8_SingleUseUnderConcurrentExecute(t *testing.T) {
 	assert.Equal(t, 1, rec.Count(), "exactly one spawn")
 }
 
-func TestInvariant8_RejectRacesExecute(t *testing.T) {
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_RejectRacesExecute(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	for i := range 200 {
 		ap := propose(t, x, `{"args":["race"]}`)
@@ -232,7 +234,8 @@ func TestReject(t *testing.T) {
 	assert.False(t, ok)
 }
 
-func TestInvariant8_MalformedApprovalBurnsNothing(t *testing.T) {
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_MalformedApprovalBurnsNothing(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	ap := propose(t, x, `{"args":["keep"]}`)
 
@@ -277,7 +280,8 @@ func TestInvariant8_MalformedApprovalBurnsNothing(t *testing.T) {
 	assert.Equal(t, 1, rec.Count())
 }
 
-func TestInvariant9_TamperedEnvelopeSpawnsNothing(t *testing.T) {
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_TamperedEnvelopeSpawnsNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mutate func(*execgate.Approval)
@@ -333,7 +337,8 @@ func flipHex(s string) string {
 	return string(b)
 }
 
-func TestInvariant10_ProposalCannotExecute(t *testing.T) {
+// Invariant 10 of DESIGN.md.
+func TestSpawnFree_ProposalCannotExecute(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	p, err := x.Proposer().Check("echo.say", json.RawMessage(`{"args":["x"]}`))
 	require.NoError(t, err)
@@ -357,7 +362,8 @@ func TestInvariant10_ProposalCannotExecute(t *testing.T) {
 	assert.Zero(t, rec.Count())
 }
 
-func TestInvariant9_SpecChangeBetweenProposeAndExecute(t *testing.T) {
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_SpecChangeBetweenProposeAndExecute(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(*execgate.CommandSpec) // nil: remove the spec
@@ -421,7 +427,8 @@ func mustAllowlist(t *testing.T, specs ...execgate.CommandSpec) *execgate.Allowl
 	return a
 }
 
-func TestInvariant9_CallerBufferMutationAfterPropose(t *testing.T) {
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_CallerBufferMutationAfterPropose(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	input := []byte(`{"args":["good"]}`)
 	ap, err := x.Propose(context.Background(), "echo.say", input, "")
@@ -442,7 +449,8 @@ func TestInvariant9_CallerBufferMutationAfterPropose(t *testing.T) {
 	assert.Equal(t, []string{"evil"}, rec.Calls()[0].Args)
 }
 
-func TestInvariant8_ExpiryBoundary(t *testing.T) {
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_ExpiryBoundary(t *testing.T) {
 	clk := newClock()
 	x, rec := newGate(t, execgate.Config{Now: clk.Now, ApprovalTTL: time.Minute}, echoSpec())
 
@@ -475,7 +483,8 @@ func (s staleStore) Take(ctx context.Context, id string) (execgate.Record, error
 	return s.ApprovalStore.Take(ctx, id)
 }
 
-func TestInvariant8_StaleStoreRecordIsRefused(t *testing.T) {
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_StaleStoreRecordIsRefused(t *testing.T) {
 	clk := newClock()
 	// The store's own clock is stuck in the past.
 	past := func() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) }
@@ -558,7 +567,8 @@ func TestMemoryStore_SharedByExecutors(t *testing.T) {
 	assert.Equal(t, 1, rec2.Count())
 }
 
-func TestInvariant9_TamperedEnvelopeJSONIsRefused(t *testing.T) {
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_TamperedEnvelopeJSONIsRefused(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	ap := propose(t, x, `{"args":["safe"]}`)
 	b, err := json.Marshal(ap)
@@ -603,11 +613,13 @@ func TestInvariant9_TamperedEnvelopeJSONIsRefused(t *testing.T) {
 	require.NoError(t, err, "refused decodes never reached the store")
 }
 
-// TestInvariant9_ExecuteJudgesTheProposersCall proposes as one principal
+// TestDigestBinding_ExecuteJudgesTheProposersCall proposes as one principal
 // and executes as another: the policy is asked about the proposer's call,
 // with the approver named beside it, and a principal is bound into the
 // digest.
-func TestInvariant9_ExecuteJudgesTheProposersCall(t *testing.T) {
+//
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_ExecuteJudgesTheProposersCall(t *testing.T) {
 	var denied atomic.Value
 	denied.Store("")
 	var seen []execgate.Request

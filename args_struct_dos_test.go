@@ -22,12 +22,14 @@ type manyItems struct {
 	} `json:"items" validate:"dive"`
 }
 
-// TestInvariant6_LargeFailingInputIsRefusedQuickly sends the largest input
+// TestBoundedEverything_LargeFailingInputIsRefusedQuickly sends the largest input
 // the gate accepts, made of as many failing fields as fit. Refusing it must
 // take time linear in its size: this bound is generous (a quadratic
 // implementation took minutes), so it is a correctness check, not a
 // benchmark.
-func TestInvariant6_LargeFailingInputIsRefusedQuickly(t *testing.T) {
+//
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_LargeFailingInputIsRefusedQuickly(t *testing.T) {
 	var b bytes.Buffer
 	b.WriteString(`{"items":[{}`)
 	for b.Len() < execgate.MaxInputSize-8 {
@@ -50,13 +52,15 @@ func TestInvariant6_LargeFailingInputIsRefusedQuickly(t *testing.T) {
 	assert.Zero(t, rec.Count())
 }
 
-// TestInvariant6_FlagsInputBuildsNoLargeTree sends Flags inputs of almost
+// TestBoundedEverything_FlagsInputBuildsNoLargeTree sends Flags inputs of almost
 // 1 MiB that are cheap to write and would be costly to keep: hundreds of
 // thousands of values in an undeclared member, in a declared repeatable
 // flag, nested, or as distinct keys. Each is refused, and refusing it
 // allocates a small multiple of the input, not a tree of every value
 // (which took 70 to 200 MB).
-func TestInvariant6_FlagsInputBuildsNoLargeTree(t *testing.T) {
+//
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_FlagsInputBuildsNoLargeTree(t *testing.T) {
 	spec := execgate.CommandSpec{
 		Name: "log", Command: "/usr/bin/git",
 		Args: execgate.Flags(execgate.FlagSpec{

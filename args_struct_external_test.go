@@ -52,10 +52,12 @@ func newStrictGate(t *testing.T) (*execgate.Executor, *execgatetest.Recorder) {
 	return x, rec
 }
 
-// TestInvariant4_StrictInput drives hostile inputs through Executor.Run:
+// TestStrictInput drives hostile inputs through Executor.Run:
 // each is refused with a *ValidationError that names the offending field
 // ("" when the input as a whole is refused), and nothing is spawned.
-func TestInvariant4_StrictInput(t *testing.T) {
+//
+// Invariant 4 of DESIGN.md.
+func TestStrictInput(t *testing.T) {
 	deep := strings.Repeat("[", 100000)
 	manyKeys := func() string {
 		var b strings.Builder
@@ -137,9 +139,11 @@ func TestInvariant4_StrictInput(t *testing.T) {
 	assert.Equal(t, []string{"n=-3", "tiny=127", "name=x y", "depth=10", "a", "b"}, calls[0].Args)
 }
 
-// TestInvariant4_MessagesNeverRepeatValues sends a secret in every place a
+// TestStrictInput_MessagesNeverRepeatValues sends a secret in every place a
 // value can go wrong and checks that no refusal repeats it.
-func TestInvariant4_MessagesNeverRepeatValues(t *testing.T) {
+//
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_MessagesNeverRepeatValues(t *testing.T) {
 	const canary = "sk-CANARY-0123456789"
 	inputs := []string{
 		`{"n":"` + canary + `"}`,

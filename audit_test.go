@@ -250,7 +250,8 @@ func (l *failingLog) Audit(ctx context.Context, ev execgate.Event) error {
 	return l.eventLog.Audit(ctx, ev)
 }
 
-func TestInvariant11_RecordIsTrue_NoIntentNoStart(t *testing.T) {
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_NoIntentNoStart(t *testing.T) {
 	cases := []struct {
 		name     string
 		failOpen bool

@@ -22,7 +22,8 @@ func TestBoundedBuffer_KeepsMaxAndCountsTheRest(t *testing.T) {
 	assert.LessOrEqual(t, cap(b.buf), 10+6, "the buffer never grows far past max")
 }
 
-func TestInvariant6_CutNeverSplitsUTF8(t *testing.T) {
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_CutNeverSplitsUTF8(t *testing.T) {
 	s := strings.Repeat("aé€😀", 50) // 1-, 2-, 3- and 4-byte characters
 	for max := 1; max < 60; max++ {
 		b := newBoundedBuffer(max)

@@ -96,11 +96,13 @@ func computeGolden() goldenDigests {
 	}
 }
 
-// TestInvariant9_DigestGolden pins the digests of fixed inputs, so that the
+// TestDigestBinding_DigestGolden pins the digests of fixed inputs, so that the
 // encoding cannot drift silently: a change that alters them breaks every
 // pending approval and must be deliberate (bump the domain's version, then
 // run the test with -update).
-func TestInvariant9_DigestGolden(t *testing.T) {
+//
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_DigestGolden(t *testing.T) {
 	path := filepath.Join("testdata", "digest", "golden.json")
 	got := computeGolden()
 	if *update {
@@ -135,7 +137,8 @@ func (s *spell) list(label string, vs []string) {
 }
 func (s *spell) sum() string { h := sha256.Sum256(s.b); return hex.EncodeToString(h[:]) }
 
-func TestInvariant9_DigestEncodingMatchesItsDocumentation(t *testing.T) {
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_DigestEncodingMatchesItsDocumentation(t *testing.T) {
 	e := goldenEntry()
 	ap := goldenApproval()
 	stdin := []byte("stdin bytes\n")
@@ -207,7 +210,7 @@ const digested = ""
 // specDigestFields classifies every field of CommandSpec, and through
 // Confine every field of Confinement and Limits: bound into the spec
 // fingerprint, or left out, with why. A field added to any of them fails
-// TestInvariant9_EveryFieldIsBoundOrDeliberatelyNot until it is here.
+// TestDigestBinding_EveryFieldIsBoundOrDeliberatelyNot until it is here.
 var specDigestFields = map[string]string{
 	"Name":                        digested,
 	"Command":                     digested,
@@ -291,11 +294,13 @@ func classified(t *testing.T, typ reflect.Type, table map[string]string) []strin
 	return out
 }
 
-// TestInvariant9_EveryFieldIsBoundOrDeliberatelyNot walks every field of
+// TestDigestBinding_EveryFieldIsBoundOrDeliberatelyNot walks every field of
 // CommandSpec (with Confinement and Limits) and Approval, changes one at a
 // time, and checks that the digest changes exactly for the fields the
 // tables say it binds.
-func TestInvariant9_EveryFieldIsBoundOrDeliberatelyNot(t *testing.T) {
+//
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_EveryFieldIsBoundOrDeliberatelyNot(t *testing.T) {
 	t.Run("spec fingerprint", func(t *testing.T) {
 		var base CommandSpec
 		digestFiller.Fill(&base, 1)
@@ -331,11 +336,13 @@ func TestInvariant9_EveryFieldIsBoundOrDeliberatelyNot(t *testing.T) {
 	})
 }
 
-// TestInvariant9_DigestEncodingIsUnambiguous changes inputs in ways a
+// TestDigestBinding_DigestEncodingIsUnambiguous changes inputs in ways a
 // careless encoding would not see: values moved across the boundary
 // between two entries, an empty entry dropped, the salt, the stdin, the
 // fingerprint.
-func TestInvariant9_DigestEncodingIsUnambiguous(t *testing.T) {
+//
+// Invariant 9 of DESIGN.md.
+func TestDigestBinding_DigestEncodingIsUnambiguous(t *testing.T) {
 	base := computeGolden()
 	stdin := []byte("stdin bytes\n")
 

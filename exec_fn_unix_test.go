@@ -172,7 +172,8 @@ func procSum(t *testing.T, path string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func TestInvariant5_EnvIsolation(t *testing.T) {
+// Invariant 5 of DESIGN.md.
+func TestFixedEnvironment_EnvIsolation(t *testing.T) {
 	const canary = "EXECGATE_TEST_CANARY"
 	t.Setenv(canary, "inherited-by-mistake")
 
@@ -220,7 +221,8 @@ func TestInvariant5_EnvIsolation(t *testing.T) {
 	})
 }
 
-func TestInvariant5_FixedDir(t *testing.T) {
+// Invariant 5 of DESIGN.md.
+func TestFixedEnvironment_FixedDir(t *testing.T) {
 	realpath := func(t *testing.T, p string) string {
 		t.Helper()
 		r, err := filepath.EvalSymlinks(p)
@@ -253,7 +255,8 @@ func TestInvariant5_FixedDir(t *testing.T) {
 	})
 }
 
-func TestInvariant2_ArgvIsExact(t *testing.T) {
+// Invariant 2 of DESIGN.md.
+func TestNoShell_ArgvIsExact(t *testing.T) {
 	args := []string{"two words", "$(touch pwned)", "*", "", "a;b|c&&d", "'quoted'", "tab\there", "ünï€ode"}
 	spec := procSpec(t, "argv.exact", "echo", args...)
 	res, _ := procRun(t, t.Context(), spec)
@@ -261,7 +264,8 @@ func TestInvariant2_ArgvIsExact(t *testing.T) {
 	assert.Equal(t, strings.Join(args, "\n")+"\n", res.Stdout)
 }
 
-func TestInvariant6_OutputIsBoundedWhileRead(t *testing.T) {
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_OutputIsBoundedWhileRead(t *testing.T) {
 	const (
 		total     = 200 << 20
 		maxOutput = 64<<10 + 1
@@ -292,7 +296,8 @@ func TestInvariant6_OutputIsBoundedWhileRead(t *testing.T) {
 	t.Logf("read %d MiB in %v, allocating %d KiB", total>>20, elapsed, allocated>>10)
 }
 
-func TestInvariant6_CutNeverSplitsACharacter(t *testing.T) {
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_CutNeverSplitsACharacter(t *testing.T) {
 	const lines = 1000
 	stream := strings.Repeat(helperUTF8Line, lines)
 	for _, maxOutput := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 1001, 4097, 10999} {
@@ -314,7 +319,8 @@ func TestInvariant6_CutNeverSplitsACharacter(t *testing.T) {
 	}
 }
 
-func TestInvariant6_ProcessGroupIsKilled(t *testing.T) {
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_ProcessGroupIsKilled(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	// bound is how long after the leader's end DefaultExecFn may take to
 	// return: drainGrace plus slack for a loaded machine.
@@ -361,10 +367,12 @@ func TestInvariant6_ProcessGroupIsKilled(t *testing.T) {
 	}
 }
 
-// TestInvariant6_LeaderThatLeavesItsGroupIsStillKilled: a leader that
+// TestBoundedEverything_LeaderThatLeavesItsGroupIsStillKilled: a leader that
 // moves itself into another process group of its session is out of reach
 // of a group kill, so each limit must also kill the leader itself.
-func TestInvariant6_LeaderThatLeavesItsGroupIsStillKilled(t *testing.T) {
+//
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_LeaderThatLeavesItsGroupIsStillKilled(t *testing.T) {
 	cases := []struct {
 		name   string
 		set    func(*CommandSpec)
@@ -404,7 +412,8 @@ func TestInvariant6_LeaderThatLeavesItsGroupIsStillKilled(t *testing.T) {
 	}
 }
 
-func TestInvariant6_NoOutputTimeout(t *testing.T) {
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_NoOutputTimeout(t *testing.T) {
 	t.Run("silence kills the group", func(t *testing.T) {
 		t.Parallel()
 		spec := procSpec(t, "silent", "silent", "hello", "1m")
@@ -428,7 +437,8 @@ func TestInvariant6_NoOutputTimeout(t *testing.T) {
 	})
 }
 
-func TestInvariant6_Cancellation(t *testing.T) {
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_Cancellation(t *testing.T) {
 	t.Run("a done context kills the group", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
@@ -455,7 +465,8 @@ func TestInvariant6_Cancellation(t *testing.T) {
 	})
 }
 
-func TestInvariant6_StdinNeverBlocks(t *testing.T) {
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_StdinNeverBlocks(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, more than a pipe holds
 	t.Run("stdin reaches the child whole", func(t *testing.T) {
 		t.Parallel()
@@ -486,7 +497,8 @@ func TestInvariant6_StdinNeverBlocks(t *testing.T) {
 	})
 }
 
-func TestInvariant7_EveryEndIsARecord(t *testing.T) {
+// Invariant 7 of DESIGN.md.
+func TestAlwaysARecord_EveryEndIsARecord(t *testing.T) {
 	cases := []struct {
 		name        string
 		mode        string
@@ -533,7 +545,8 @@ func TestInvariant7_EveryEndIsARecord(t *testing.T) {
 	}
 }
 
-func TestInvariant7_SpawnFailureIsARecord(t *testing.T) {
+// Invariant 7 of DESIGN.md.
+func TestAlwaysARecord_SpawnFailureIsARecord(t *testing.T) {
 	const secret = "s3cr3t-env-value"
 	exe := procTestBinary(t)
 	dir := t.TempDir()
@@ -581,7 +594,8 @@ func TestInvariant7_SpawnFailureIsARecord(t *testing.T) {
 	}
 }
 
-func TestInvariant3_PinnedHash(t *testing.T) {
+// Invariant 3 of DESIGN.md.
+func TestResolvedOnce_PinnedHash(t *testing.T) {
 	exe := procTestBinary(t)
 
 	t.Run("a matching pin runs", func(t *testing.T) {
@@ -626,7 +640,8 @@ func TestInvariant3_PinnedHash(t *testing.T) {
 	})
 }
 
-func TestInvariant3_PinnedHashExecutesTheHashedDescriptor(t *testing.T) {
+// Invariant 3 of DESIGN.md.
+func TestResolvedOnce_PinnedHashExecutesTheHashedDescriptor(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux executes the hashed descriptor")
 	}
@@ -653,7 +668,8 @@ func TestInvariant3_PinnedHashExecutesTheHashedDescriptor(t *testing.T) {
 	assert.Equal(t, prog, lines[1], "argv[0] is the allowlisted path, not /proc/self/fd/N")
 }
 
-func TestInvariant3_PinnedDescriptorDoesNotLeak(t *testing.T) {
+// Invariant 3 of DESIGN.md.
+func TestResolvedOnce_PinnedDescriptorDoesNotLeak(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("lists descriptors through /proc")
 	}

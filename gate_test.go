@@ -58,7 +58,8 @@ func newGate(t *testing.T, cfg execgate.Config, specs ...execgate.CommandSpec) (
 	return x, rec
 }
 
-func TestInvariant1_DefaultDeny(t *testing.T) {
+// Invariant 1 of DESIGN.md.
+func TestDefaultDeny(t *testing.T) {
 	schema := &countingSchema{}
 	pol := &countingPolicy{action: execgate.ActionAllow}
 	x, rec := newGate(t, execgate.Config{Policy: pol},
@@ -83,7 +84,8 @@ func TestInvariant1_DefaultDeny(t *testing.T) {
 	assert.Zero(t, rec.Count(), "an unknown name reached the ExecFn")
 }
 
-func TestInvariant1_EmptyAllowlistRefusesEverything(t *testing.T) {
+// Invariant 1 of DESIGN.md.
+func TestDefaultDeny_EmptyAllowlistRefusesEverything(t *testing.T) {
 	empty, err := execgate.NewAllowlist()
 	require.NoError(t, err)
 	lists := map[string]*execgate.Allowlist{"empty": empty, "nil": nil, "zero": {}}
@@ -152,7 +154,8 @@ func TestRun_ValidationRefusalNeverSpawns(t *testing.T) {
 	assert.Zero(t, rec.Count())
 }
 
-func TestInvariant4_InputSizeCapAppliesToEverySchema(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_InputSizeCapAppliesToEverySchema(t *testing.T) {
 	schema := &countingSchema{}
 	x, rec := newGate(t, execgate.Config{}, execgate.CommandSpec{Name: "echo.say", Command: "/bin/echo", Args: schema})
 	big := make([]byte, execgate.MaxInputSize+1)
@@ -166,7 +169,8 @@ func TestInvariant4_InputSizeCapAppliesToEverySchema(t *testing.T) {
 	assert.Zero(t, rec.Count())
 }
 
-func TestInvariant4_NULInArgvRefusedWhateverTheSchema(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_NULInArgvRefusedWhateverTheSchema(t *testing.T) {
 	schema := &countingSchema{argv: execgate.Argv{Args: []string{"ok", "bad\x00arg"}}}
 	x, rec := newGate(t, execgate.Config{}, execgate.CommandSpec{Name: "echo.say", Command: "/bin/echo", Args: schema})
 	_, err := x.Run(context.Background(), "echo.say", nil)

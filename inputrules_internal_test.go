@@ -81,16 +81,18 @@ func publishedStrings(t *testing.T, schema json.RawMessage) map[string]published
 	return out
 }
 
-// TestInvariant12_SchemaRefusesEveryRuneTheGateRefuses checks every code
+// TestTypedGrammars_SchemaRefusesEveryRuneTheGateRefuses checks every code
 // point against the JSON Schemas a model is shown for Flags and for a
 // dispatcher: when the gate refuses a token because of a character in
 // it, every string the schema describes (an "args" item, a string value,
 // a pattern value) refuses that token too. The schemas are compiled with
 // Go's regexp from their decoded JSON; inputrules'
-// TestInvariant12_SchemaClassUnderECMAScript shows a JavaScript engine
+// TestTypedGrammars_SchemaClassUnderECMAScript shows a JavaScript engine
 // with the u flag, as JSON Schema specifies, refuses the same
 // characters.
-func TestInvariant12_SchemaRefusesEveryRuneTheGateRefuses(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_SchemaRefusesEveryRuneTheGateRefuses(t *testing.T) {
 	flags := Flags(FlagSpec{
 		Flags: []Flag{
 			{Name: "text", Value: ValueString},
@@ -204,12 +206,14 @@ func funcDoc(t *testing.T, file, name string) string {
 	return ""
 }
 
-// TestInvariant12_DocsListOnlyRefusedCharacters checks the documentation
+// TestTypedGrammars_DocsListOnlyRefusedCharacters checks the documentation
 // that lists characters against the table: every code point the Flags doc
 // comment and the README's note on what changed name as refused is
-// refused. (inputrules' TestInvariant12_PackageCommentMatchesTable checks
+// refused. (inputrules' TestTypedGrammars_PackageCommentMatchesTable checks
 // the package comment that defines the rule, class by class.)
-func TestInvariant12_DocsListOnlyRefusedCharacters(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_DocsListOnlyRefusedCharacters(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	_, note, ok := strings.Cut(string(readme), "**More invisible characters are refused.**")

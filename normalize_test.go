@@ -19,9 +19,11 @@ import (
 	"github.com/execgate/execgate/internal/fakeclock"
 )
 
-// TestInvariant7_ExecutorNormalisesOutcomes feeds the Executor every kind
+// TestAlwaysARecord_ExecutorNormalisesOutcomes feeds the Executor every kind
 // of Outcome an ExecFn might return and checks the Result's rules hold.
-func TestInvariant7_ExecutorNormalisesOutcomes(t *testing.T) {
+//
+// Invariant 7 of DESIGN.md.
+func TestAlwaysARecord_ExecutorNormalisesOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		out  execgate.Outcome
@@ -92,10 +94,12 @@ func TestRun_ResultRecord(t *testing.T) {
 	assert.Less(t, res.ID, res2.ID, "IDs are time-ordered")
 }
 
-// TestInvariant6_ExecutorBoundsAnyExecFn checks that output from a custom
+// TestBoundedEverything_ExecutorBoundsAnyExecFn checks that output from a custom
 // ExecFn that ignores MaxOutput is cut, at a character boundary, and the cut
 // is counted.
-func TestInvariant6_ExecutorBoundsAnyExecFn(t *testing.T) {
+//
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_ExecutorBoundsAnyExecFn(t *testing.T) {
 	big := strings.Repeat("€", 100) // 300 bytes
 	rec := execgatetest.NewRecorder().On("flood", execgate.Outcome{
 		Stdout: []byte(big), Stderr: []byte(big), StdoutDropped: 1000, StderrDropped: -5,
@@ -112,7 +116,8 @@ func TestInvariant6_ExecutorBoundsAnyExecFn(t *testing.T) {
 	assert.EqualValues(t, 201, res.StderrDropped, "a negative count from the ExecFn is ignored")
 }
 
-func TestInvariant7_NormalisationClearsWhatATerminationCannotHave(t *testing.T) {
+// Invariant 7 of DESIGN.md.
+func TestAlwaysARecord_NormalisationClearsWhatATerminationCannotHave(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		out        execgate.Outcome

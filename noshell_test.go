@@ -66,7 +66,8 @@ func findShellInvocationsIn(path, src string) []string {
 	return hits
 }
 
-func TestInvariant2_ScannerCatchesShellInvocations(t *testing.T) {
+// Invariant 2 of DESIGN.md.
+func TestNoShell_ScannerCatchesShellInvocations(t *testing.T) {
 	for _, src := range []string{
 		`exec.Command("sh", "-c", cmd)`,
 		`exec.Command("/bin/sh", "-c", cmd)`,
@@ -90,9 +91,11 @@ func TestInvariant2_ScannerCatchesShellInvocations(t *testing.T) {
 	}
 }
 
-// TestInvariant2_NoShellInTheModule scans every non-test Go file of the
+// TestNoShell_InTheModule scans every non-test Go file of the
 // module, nested modules included.
-func TestInvariant2_NoShellInTheModule(t *testing.T) {
+//
+// Invariant 2 of DESIGN.md.
+func TestNoShell_InTheModule(t *testing.T) {
 	scanned := 0
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -191,7 +194,8 @@ func findProcessStarts(t *testing.T, filename string, src []byte) []string {
 	return hits
 }
 
-func TestInvariant2_ProcessStartCheckerCatchesEveryForm(t *testing.T) {
+// Invariant 2 of DESIGN.md.
+func TestNoShell_ProcessStartCheckerCatchesEveryForm(t *testing.T) {
 	for _, src := range []string{
 		"package p\nimport \"os/exec\"\nfunc f(s string) { exec.Command(\"sh\", \"-e\", \"-c\", s) }",
 		"package p\nimport x \"os/exec\"\nconst shell = `/bin/sh`\nfunc f(s string) { x.Command(shell, \"-c\", s) }",
@@ -206,10 +210,12 @@ func TestInvariant2_ProcessStartCheckerCatchesEveryForm(t *testing.T) {
 	assert.Empty(t, findProcessStarts(t, "x.go", []byte("package p\nimport \"os/exec\"\nfunc f() { _, _ = exec.LookPath(\"git\") }")))
 }
 
-// TestInvariant2_OnlyTheExecFnStartsProcesses checks, on the syntax tree of
+// TestNoShell_OnlyTheExecFnStartsProcesses checks, on the syntax tree of
 // every non-test Go file of the module, that nothing but the Unix ExecFn
 // can start a process.
-func TestInvariant2_OnlyTheExecFnStartsProcesses(t *testing.T) {
+//
+// Invariant 2 of DESIGN.md.
+func TestNoShell_OnlyTheExecFnStartsProcesses(t *testing.T) {
 	scanned := 0
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

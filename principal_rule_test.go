@@ -17,12 +17,14 @@ import (
 	"github.com/execgate/execgate/mcpserver"
 )
 
-// TestInvariant12_OnePrincipalRuleOnEverySurface checks that the Executor
+// TestTypedGrammars_OnePrincipalRuleOnEverySurface checks that the Executor
 // (a call's principal and an approval's), the MCP server's
 // Options.Principal and a configuration's server.principal accept and
 // refuse the same principals, with the same message: there is one rule,
 // inputrules.PrincipalProblem.
-func TestInvariant12_OnePrincipalRuleOnEverySurface(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_OnePrincipalRuleOnEverySurface(t *testing.T) {
 	x, rec := newGate(t, execgate.Config{}, echoSpec())
 	a, err := execgate.NewAllowlist(echoSpec())
 	require.NoError(t, err)

@@ -129,11 +129,13 @@ func init() {
 	}
 }
 
-// TestInvariant11_RecordIsTrue_OutputSurvivesPauses pauses a busy gate for
+// TestRecordIsTrue_OutputSurvivesPauses pauses a busy gate for
 // longer than DefaultExecFn's drain grace, again and again, as a loaded
 // machine would, and checks that no call reported a successful exit with
 // output missing and uncounted.
-func TestInvariant11_RecordIsTrue_OutputSurvivesPauses(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_OutputSurvivesPauses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("pauses a process for several seconds")
 	}
@@ -172,10 +174,12 @@ func TestInvariant11_RecordIsTrue_OutputSurvivesPauses(t *testing.T) {
 	assert.Zero(t, got.Incomplete, "echo leaves no process behind, so its output is always complete")
 }
 
-// TestInvariant11_NoCommandOutlivesTheGate kills a gate with SIGKILL while
+// TestRecordIsTrue_NoCommandOutlivesTheGate kills a gate with SIGKILL while
 // it runs a command whose process group holds a second process, and checks
 // that both are gone soon after, and so is the gate's watchdog.
-func TestInvariant11_NoCommandOutlivesTheGate(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_NoCommandOutlivesTheGate(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	cmd := exec.Command(procTestBinary(t))
 	cmd.Env = []string{helperEnv + "=gate", procRaceEnv + "=" + procRaceEnvValue}

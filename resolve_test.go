@@ -11,7 +11,8 @@ import (
 	"github.com/execgate/execgate"
 )
 
-func TestInvariant3_ExecutableResolvedOnce(t *testing.T) {
+// Invariant 3 of DESIGN.md.
+func TestResolvedOnce(t *testing.T) {
 	dir := t.TempDir()
 	tool := filepath.Join(dir, "execgate-test-tool")
 	require.NoError(t, os.WriteFile(tool, []byte("#!/bin/true\n"), 0o755))

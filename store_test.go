@@ -94,7 +94,8 @@ func TestMemoryStore_ZeroValueIsUsable(t *testing.T) {
 	})
 }
 
-func TestInvariant8_MemoryStoreBoundsBytes(t *testing.T) {
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_MemoryStoreBoundsBytes(t *testing.T) {
 	store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{MaxBytes: 3 << 10})
 	x, _ := newGate(t, execgate.Config{Store: store}, echoSpec())
 	big, err := json.Marshal(map[string]any{"args": []string{strings.Repeat("a", 1000)}})

@@ -414,9 +414,11 @@ func TestChain_Resume(t *testing.T) {
 
 // OpenChain refuses to extend a broken file, and leaves it as it is: only
 // a torn last line is what a crash leaves (see
-// TestInvariant11_RecordIsTrue_RestartCutsATornLastLine); everything else
+// TestRecordIsTrue_RestartCutsATornLastLine); everything else
 // is damage a restart must not hide.
-func TestInvariant11_RecordIsTrue_RestartRefusesDamage(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_RestartRefusesDamage(t *testing.T) {
 	lines := chainBytes(t, 4)
 	edited := bytes.Clone(lines[1])
 	edited[len(edited)/2] ^= 1

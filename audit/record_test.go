@@ -56,7 +56,8 @@ func countIntents(t *testing.T, data []byte) int {
 	return n
 }
 
-func TestInvariant11_RecordIsTrue_FailedWriteLeavesWholeEntries(t *testing.T) {
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_FailedWriteLeavesWholeEntries(t *testing.T) {
 	tests := []struct {
 		name     string
 		fail     func(f *memFile, size int) // makes the next Audit fail
@@ -170,7 +171,9 @@ func (w *refusingWriter) Write(p []byte) (int, error) {
 
 // After a full disk, calls run again as soon as there is space, with no
 // restart; until then nothing starts and no approval is burnt.
-func TestInvariant11_RecordIsTrue_FullDiskRecoversWithoutRestart(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_FullDiskRecoversWithoutRestart(t *testing.T) {
 	ctx := context.Background()
 	c, f := memChain(t, 0)
 	x, rec := newGate(t, execgate.Config{Auditor: c})
@@ -213,7 +216,9 @@ func TestInvariant11_RecordIsTrue_FullDiskRecoversWithoutRestart(t *testing.T) {
 
 // With many calls in flight, however writes fail, exactly the processes
 // whose intent is in the trail were started.
-func TestInvariant11_RecordIsTrue_StartedProcessesEqualIntents(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_StartedProcessesEqualIntents(t *testing.T) {
 	tests := []struct {
 		name    string
 		workers int
@@ -297,7 +302,9 @@ func TestInvariant11_RecordIsTrue_StartedProcessesEqualIntents(t *testing.T) {
 
 // A real full file system: tmpfs of 64 KiB. Needs root; the injected
 // failures above prove the same without it.
-func TestInvariant11_RecordIsTrue_RealFullDisk(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_RealFullDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
@@ -370,7 +377,9 @@ func TestInvariant11_RecordIsTrue_RealFullDisk(t *testing.T) {
 // A gate that dies while a process runs leaves its intent and no outcome:
 // the file still verifies, VerifyReport names the call, and a restarted
 // Chain reports it and goes on appending.
-func TestInvariant11_RecordIsTrue_CrashLeavesAnUnfinishedIntent(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_CrashLeavesAnUnfinishedIntent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
 	c, err := audit.OpenChain(path, audit.ChainOptions{})
@@ -436,7 +445,8 @@ func TestInvariant11_RecordIsTrue_CrashLeavesAnUnfinishedIntent(t *testing.T) {
 	}
 }
 
-func TestInvariant11_RecordIsTrue_RestartCutsATornLastLine(t *testing.T) {
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_RestartCutsATornLastLine(t *testing.T) {
 	lines := chainBytes(t, 4)
 	prefix := join(lines[:3]...)
 	next := bytes.TrimSuffix(lines[3], []byte("\n"))

@@ -54,7 +54,8 @@ func trail(t *testing.T, evs ...execgate.Event) []byte {
 	return buf.Bytes()
 }
 
-func TestInvariant11_RecordIsTrue_VerifyReportsUnfinishedIntents(t *testing.T) {
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_VerifyReportsUnfinishedIntents(t *testing.T) {
 	in1, out1 := call(1)
 	in2, out2 := call(2)
 	in3, out3 := call(3)

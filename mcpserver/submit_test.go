@@ -62,10 +62,12 @@ type notReady struct{ trail }
 
 func (*notReady) Ready(context.Context) error { return errors.New("disk full") }
 
-// TestInvariant14_MCPNamesTheGatesKinds checks that a refusal over MCP
+// TestSameTruth_MCPNamesTheGatesKinds checks that a refusal over MCP
 // carries the kind the audit trail records for the same call, for every
 // kind of refusal the gate makes on this path.
-func TestInvariant14_MCPNamesTheGatesKinds(t *testing.T) {
+//
+// Invariant 14 of DESIGN.md.
+func TestSameTruth_MCPNamesTheGatesKinds(t *testing.T) {
 	cases := []struct {
 		why     string
 		tool    string

@@ -71,11 +71,13 @@ func procTree(t *testing.T) map[int]struct {
 	return out
 }
 
-// TestInvariant11_NoCommandOutlivesAKilledServer kills a loaded HTTP
+// TestRecordIsTrue_NoCommandOutlivesAKilledServer kills a loaded HTTP
 // server with SIGKILL and checks that no command it started, leader or
 // grandchild, runs more than about a second longer, and that the audit
 // trail holds an intent for every command that started.
-func TestInvariant11_NoCommandOutlivesAKilledServer(t *testing.T) {
+//
+// Invariant 11 of DESIGN.md.
+func TestRecordIsTrue_NoCommandOutlivesAKilledServer(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/find"); err != nil {
 		t.Fatalf("this test runs /usr/bin/find: %v", err)
 	}

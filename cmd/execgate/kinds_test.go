@@ -24,11 +24,13 @@ import (
 	"github.com/execgate/execgate/mcpserver"
 )
 
-// TestInvariant14_OneRefusalVocabularyOnEverySurface makes the same
+// TestSameTruth_OneRefusalVocabularyOnEverySurface makes the same
 // refused call on every surface of the binary (the HTTP API, MCP, execgate
 // run, explain) and checks that each names the same kind, and that the
 // audit trail records that kind for each.
-func TestInvariant14_OneRefusalVocabularyOnEverySurface(t *testing.T) {
+//
+// Invariant 14 of DESIGN.md.
+func TestSameTruth_OneRefusalVocabularyOnEverySurface(t *testing.T) {
 	const principal = "ci-bot" // the caller token's principal
 	cases := []struct {
 		why   string

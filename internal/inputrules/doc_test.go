@@ -48,12 +48,14 @@ func packageComment(t *testing.T) string {
 	return b.String()
 }
 
-// TestInvariant12_PackageCommentMatchesTable checks the package comment
+// TestTypedGrammars_PackageCommentMatchesTable checks the package comment
 // against the table: every code point a bullet of "Characters a token may
 // not hold" names has the class the bullet ends with, every code point
 // the comment says is allowed is allowed, and every Unicode property the
 // table is built from is named.
-func TestInvariant12_PackageCommentMatchesTable(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_PackageCommentMatchesTable(t *testing.T) {
 	doc := packageComment(t)
 	_, section, ok := strings.Cut(doc, "# Characters a token may not hold\n")
 	require.True(t, ok)

@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestInvariant12_OnePrincipalRule pins the one rule for principals,
+// TestTypedGrammars_OnePrincipalRule pins the one rule for principals,
 // which the root package, mcpserver and config all apply.
-func TestInvariant12_OnePrincipalRule(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_OnePrincipalRule(t *testing.T) {
 	for _, tc := range []struct {
 		in     string
 		reason string // "" when accepted; else part of the message

@@ -25,11 +25,13 @@ func publishedTokenPattern(t *testing.T) (jsonText []byte, pattern string) {
 	return jsonText, pattern
 }
 
-// TestInvariant12_SchemaClassRefusesEveryRefusedRune compiles the
+// TestTypedGrammars_SchemaClassRefusesEveryRefusedRune compiles the
 // published token pattern with Go's regexp (RE2, as Go validators do) and
 // checks every code point: the pattern accepts a character exactly when a
 // token may hold it.
-func TestInvariant12_SchemaClassRefusesEveryRefusedRune(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_SchemaClassRefusesEveryRefusedRune(t *testing.T) {
 	jsonText, pattern := publishedTokenPattern(t)
 	for i := 0; i < len(jsonText); {
 		r, n := utf8.DecodeRune(jsonText[i:])
@@ -72,13 +74,15 @@ process.stdin.on('end', () => {
 });
 `
 
-// TestInvariant12_SchemaClassUnderECMAScript runs the published token
+// TestTypedGrammars_SchemaClassUnderECMAScript runs the published token
 // pattern through a JavaScript engine, when node is installed: with the u
 // flag, which JSON Schema specifies and validators such as Ajv use, it
 // refuses exactly the characters the gate refuses, those above U+FFFF
 // included; without it, the pattern does not compile, so such a validator
 // rejects the schema rather than accepting a refused character.
-func TestInvariant12_SchemaClassUnderECMAScript(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_SchemaClassUnderECMAScript(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")

@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestInvariant12_TokenCharactersAreRefusedByClass pins the class of the
+// TestTypedGrammars_TokenCharactersAreRefusedByClass pins the class of the
 // characters the rule is about, one sentence each on why.
-func TestInvariant12_TokenCharactersAreRefusedByClass(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_TokenCharactersAreRefusedByClass(t *testing.T) {
 	for _, tc := range []struct {
 		r    rune
 		want Class
@@ -97,9 +99,11 @@ func classByProperties(r rune) Class {
 	return Allowed
 }
 
-// TestInvariant12_TableAgreesWithUnicodeProperties checks every code
+// TestTypedGrammars_TableAgreesWithUnicodeProperties checks every code
 // point: the table gives each the class the properties give it.
-func TestInvariant12_TableAgreesWithUnicodeProperties(t *testing.T) {
+//
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_TableAgreesWithUnicodeProperties(t *testing.T) {
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if want := classByProperties(r); ClassOf(r) != want {
 			t.Fatalf("U+%04X: table says %v, the properties say %v", r, ClassOf(r), want)
