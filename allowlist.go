@@ -28,7 +28,7 @@ type Allowlist struct {
 
 // entry is a checked spec with what every call derives from it computed once.
 type entry struct {
-	spec        CommandSpec // normalised: defaults filled, Command absolute, Env and Confine copied
+	spec        CommandSpec // normalized: defaults filled, Command absolute, Env and Confine copied
 	env         []string    // sorted KEY=value
 	fingerprint string      // hex SHA-256 of what decides how the command runs
 	procFP      string      // fingerprint salted with this process's key, for proposal digests

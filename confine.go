@@ -21,7 +21,7 @@ import (
 // executes the command. See "Confinement" in the package documentation
 // for how that works, what it costs, and what each kernel supports.
 //
-// NewAllowlist checks and normalises a Confinement: path lists are
+// NewAllowlist checks and normalizes a Confinement: path lists are
 // cleaned, sorted and deduplicated, and CPU is rounded up to a whole
 // second. Everything in it is part of the spec's fingerprint, so changing
 // it makes pending approvals for the command refuse with policy_changed.
@@ -126,7 +126,7 @@ type Limits struct {
 // PATH_MAX, less its NUL).
 const maxConfinePathBytes = 4095
 
-// normalizeConfinement checks c and returns a normalised copy, or a
+// normalizeConfinement checks c and returns a normalized copy, or a
 // *ConfigError naming the field.
 func normalizeConfinement(spec string, c *Confinement) (*Confinement, error) {
 	bad := func(field, format string, args ...any) error {

@@ -34,7 +34,7 @@ import (
 // loses confinement support must be noticed. To run the suite on such a
 // kernel anyway, set EXECGATE_TEST_ALLOW_UNCONFINED=1: the tests then
 // check that a required confinement is refused with a spawn_error naming
-// what is missing, which is the documented behaviour there.
+// what is missing, which is the documented behavior there.
 
 // allowUnconfinedEnv acknowledges a kernel without confinement support.
 const allowUnconfinedEnv = "EXECGATE_TEST_ALLOW_UNCONFINED"

@@ -21,7 +21,7 @@ func confineTestCommand(t *testing.T) string {
 	return exe
 }
 
-func TestConfinement_Normalised(t *testing.T) {
+func TestConfinement_Normalized(t *testing.T) {
 	exe := confineTestCommand(t)
 	a, err := NewAllowlist(CommandSpec{Name: "c", Command: exe, Args: Fixed(), Confine: &Confinement{
 		Read:   []string{"/usr/", "/etc/ssl", "/usr", "/a/../etc/ssl/."},

@@ -12,7 +12,7 @@ import (
 )
 
 // Digests are lowercase hex SHA-256 over the canonical encoding of package
-// internal/canon: a domain string, then labelled values in a fixed order,
+// internal/canon: a domain string, then labeled values in a fixed order,
 // each with its length. Four are defined.
 //
 // The spec fingerprint ("execgate.spec.v1") covers what decides how a
@@ -20,13 +20,13 @@ import (
 // sorted environment, dir, timeout, no-output timeout, max output and
 // policy version, and then, only for a spec with a Confinement, the
 // confinement: "confine.read", "confine.write" and "confine.exec" (the
-// normalised path lists), "confine.network", "confine.cpu" (nanoseconds),
+// normalized path lists), "confine.network", "confine.cpu" (nanoseconds),
 // "confine.address_space", "confine.files", "confine.file_size",
 // "confine.processes" and "confine.best_effort" (booleans as 0 or 1).
 // Because these fields are only written when there is a confinement, a
 // spec without one has the fingerprint it had before confinement existed,
 // and pending approvals survive the upgrade; the encoding stays
-// unambiguous because every value is labelled and length-prefixed. It
+// unambiguous because every value is labeled and length-prefixed. It
 // never leaves the process as it is: it hashes environment values, which
 // may be guessable secrets.
 //

@@ -58,7 +58,7 @@ type goldenDigests struct {
 	Confined string `json:"confined"`
 }
 
-// goldenConfinement is a fixed, normalised Confinement whose fingerprint
+// goldenConfinement is a fixed, normalized Confinement whose fingerprint
 // is pinned in testdata/digest/golden.json.
 func goldenConfinement() *Confinement {
 	return &Confinement{

@@ -118,7 +118,7 @@
 //	canceled           the context was done; ExitCode -1
 //	spawn_error        nothing ran; SpawnError says why; ExitCode -1
 //
-// The Executor normalises whatever an ExecFn reports so that these rules
+// The Executor normalizes whatever an ExecFn reports so that these rules
 // hold. A Result never carries the child's environment or stdin, and no
 // error message repeats stdin or an environment value.
 //
@@ -252,12 +252,12 @@
 // a new network namespace with nothing but its own loopback interface.
 // Resources: Limits become setrlimit(2) limits. no_new_privs is always set,
 // so no set-user-ID program or file capability can raise the command's
-// privileges. The Landlock domain also keeps the command from signalling
+// privileges. The Landlock domain also keeps the command from signaling
 // processes outside it (Landlock ABI 6 or later).
 //
 // Go cannot run code in a child between fork and exec, so DefaultExecFn
 // starts a helper: the calling program's own binary (/proc/self/exe)
-// again, which the init function of this package recognises by an argv
+// again, which the init function of this package recognizes by an argv
 // that carries a marker and a random token for that one start, and by a
 // request it reads from an inherited pipe with the same token. The helper
 // confines itself and then executes the command in its place, so the PID,
@@ -265,7 +265,7 @@
 // environment variable can turn a program into a helper, a program started
 // set-user-ID or with file capabilities refuses to be one, and a program
 // that never uses Confine pays one string comparison at start-up. The
-// init functions of packages initialised before this one also run in the
+// init functions of packages initialized before this one also run in the
 // helper: keep them free of side effects. /proc must be mounted. A
 // confined call costs one more start of the calling program, a few
 // milliseconds, and a few more without network (BENCHMARKS.md has

@@ -35,7 +35,7 @@ type Invocation struct {
 	// MaxOutput is how many bytes of each stream to keep. It is always
 	// positive.
 	MaxOutput int
-	// Confine, if not nil, is the spec's normalised Confinement, a copy
+	// Confine, if not nil, is the spec's normalized Confinement, a copy
 	// for this call. An ExecFn that starts real processes must apply all
 	// of it, or, where it cannot: refuse to start anything (Outcome.Err)
 	// unless Confine.BestEffort is set, and then name what it did not
@@ -44,7 +44,7 @@ type Invocation struct {
 }
 
 // Outcome is what a process did, as reported by an ExecFn. The Executor
-// turns it into a Result, normalising it so that the rules documented on
+// turns it into a Result, normalizing it so that the rules documented on
 // Termination hold whatever the ExecFn returned.
 type Outcome struct {
 	// ExitCode is the process's exit status when Termination is "" or
@@ -82,7 +82,7 @@ type Outcome struct {
 // execgate that touches processes, so tests can replace it (see package
 // execgatetest).
 //
-// An ExecFn must honour every field of inv: exact argv, exact environment
+// An ExecFn must honor every field of inv: exact argv, exact environment
 // (never the caller's), Dir, Stdin, the timeouts and MaxOutput; it must
 // return when ctx is done, ending the process; and it must never run a
 // shell. It reports every result, including a failure to start, in the

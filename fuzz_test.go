@@ -132,7 +132,7 @@ func requireCleanText(t *testing.T, what, s string) {
 
 // argvMutations returns argvs that differ from args by one edit: an
 // element changed, shortened, emptied, removed, split in two, joined with
-// its neighbour, swapped with it, or an element inserted. Only the first
+// its neighbor, swapped with it, or an element inserted. Only the first
 // and last few positions are edited, to bound the work on long argvs.
 func argvMutations(args []string) [][]string {
 	var out [][]string
@@ -321,7 +321,7 @@ func FuzzStructDecode(f *testing.F) {
 
 // Flags.
 
-// fuzzFlagSpec is the Flags schema under fuzz, modelled on git log, with
+// fuzzFlagSpec is the Flags schema under fuzz, modeled on git log, with
 // every value kind, a single-dash long flag, repeats, a glued short
 // spelling, positionals after "--" and a small stdin.
 func fuzzFlagSpec() FlagSpec {

@@ -19,11 +19,11 @@ import (
 	"github.com/execgate/execgate/internal/fakeclock"
 )
 
-// TestAlwaysARecord_ExecutorNormalisesOutcomes feeds the Executor every kind
+// TestAlwaysARecord_ExecutorNormalizesOutcomes feeds the Executor every kind
 // of Outcome an ExecFn might return and checks the Result's rules hold.
 //
 // Invariant 7 of DESIGN.md.
-func TestAlwaysARecord_ExecutorNormalisesOutcomes(t *testing.T) {
+func TestAlwaysARecord_ExecutorNormalizesOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		out  execgate.Outcome
@@ -117,7 +117,7 @@ func TestBoundedEverything_ExecutorBoundsAnyExecFn(t *testing.T) {
 }
 
 // Invariant 7 of DESIGN.md.
-func TestAlwaysARecord_NormalisationClearsWhatATerminationCannotHave(t *testing.T) {
+func TestAlwaysARecord_NormalizationClearsWhatATerminationCannotHave(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		out        execgate.Outcome

@@ -165,7 +165,7 @@ func parseInput(e *entry, sub string, input json.RawMessage) (argv Argv, err err
 // system to approve. It is safe to show and to serialize: it carries the
 // command and argv but never the environment or the raw input.
 //
-// An Approval authorises nothing by itself. Executor.Execute takes the
+// An Approval authorizes nothing by itself. Executor.Execute takes the
 // private record stored under ID, checks that this envelope, recomputed,
 // gives the same Digest as the stored one, and re-checks the record
 // against the current allowlist. Changing any field makes Execute refuse.
@@ -261,7 +261,7 @@ const maxApprovalJSON = 2*MaxApprovalArgs*MaxApprovalArgBytes + 64<<10
 // match a field only case-insensitively, values of the wrong type, NUL
 // bytes, invalid UTF-8 and trailing data are refused with a
 // *ValidationError naming the field. JSON null leaves ap unchanged. A
-// decoded Approval still authorises nothing until Execute has checked it
+// decoded Approval still authorizes nothing until Execute has checked it
 // against its stored record.
 func (ap *Approval) UnmarshalJSON(data []byte) error {
 	if string(trimJSONSpace(data)) == "null" {

@@ -68,7 +68,7 @@ func (t Termination) known() bool {
 type Result struct {
 	// ID is a new UUIDv7 for this call, time-ordered.
 	ID string `json:"id"`
-	// ApprovalID is the ID of the approval that authorised the call, or ""
+	// ApprovalID is the ID of the approval that authorized the call, or ""
 	// for Run.
 	ApprovalID string `json:"approvalId,omitempty"`
 	// Name is the logical command name.

@@ -111,7 +111,7 @@ func (f *memFile) Close() error {
 	return nil
 }
 
-// set changes the file's behaviour under its lock.
+// set changes the file's behavior under its lock.
 func (f *memFile) set(change func(f *memFile)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

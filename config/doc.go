@@ -541,7 +541,7 @@
 // ipython; and perl, ruby, php, lua, luajit, tclsh, wish and pypy,
 // alone or followed by a version ("perl5.36.0", "ruby3.1"), all compared
 // in lower case. A copy of an
-// interpreter under another name is not recognised: the list is a guard
+// interpreter under another name is not recognized: the list is a guard
 // against mistakes, not a sandbox.
 //
 // # Errors

@@ -76,7 +76,7 @@ var versionedInterpreters = []string{"perl", "ruby", "php", "lua", "luajit", "tc
 // isInterpreter reports whether the base name of path names a shell,
 // command runner or interpreter, compared in lower case (some file systems
 // do not tell case apart). Every name starting with "python" or "ipython"
-// counts. A copy or hard link under another name cannot be recognised:
+// counts. A copy or hard link under another name cannot be recognized:
 // pin the executable's SHA256 where that matters.
 func isInterpreter(path string) bool {
 	base := strings.ToLower(filepath.Base(path))

@@ -49,7 +49,7 @@ type execFnCheck struct {
 var execFnChecks = []execFnCheck{
 	{"ArgvIsExact", testArgv},
 	{"EnvIsExact", testEnv},
-	{"DirIsHonoured", testDir},
+	{"DirIsHonored", testDir},
 	{"StdinIsTheInvocations", testStdin},
 	{"ExitStatus", testExitStatus},
 	{"Timeout", testTimeout},

@@ -50,7 +50,7 @@ var brokenExecFns = []brokenCase[execgate.ExecFn]{
 		[]string{"EnvIsExact"}},
 	{"Dir is ignored", "the command runs in the directory its spec fixes, not wherever the gate happens to be",
 		broken(func(inv *execgate.Invocation) { inv.Dir = "" }, nil),
-		[]string{"DirIsHonoured"}},
+		[]string{"DirIsHonored"}},
 	{"stdin is dropped", "the command reads the stdin that was validated and approved",
 		broken(func(inv *execgate.Invocation) { inv.Stdin = nil }, nil),
 		[]string{"StdinIsTheInvocations"}},

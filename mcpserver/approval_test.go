@@ -130,7 +130,7 @@ func TestElicitation_ErrorRejects(t *testing.T) {
 		opts:   mcpserver.Options{ElicitationTimeout: 50 * time.Millisecond},
 	})
 	_, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "deploy", Arguments: json.RawMessage(`{}`)})
-	require.Error(t, err, "the client could not fulfil the input request")
+	require.Error(t, err, "the client could not fulfill the input request")
 	qs := p.questions()
 	require.Len(t, qs, 1)
 	id := questionOf(t, qs[0])

@@ -141,7 +141,7 @@ type Server struct {
 	reason string
 	srv    *mcp.Server
 
-	update sync.Mutex // serialises SetAllowlist
+	update sync.Mutex // serializes SetAllowlist
 
 	mu      sync.Mutex
 	tools   map[string]tool     // listed tools, by name

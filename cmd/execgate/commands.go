@@ -40,7 +40,7 @@ func (c *cli) loadError(err error) int {
 
 var checkCmd = &command{
 	name:    "check",
-	summary: "validate a configuration file and summarise it",
+	summary: "validate a configuration file and summarize it",
 	usage: `Usage: execgate check --config FILE
 
 Check loads the configuration as serve would, resolving every bin on
@@ -64,7 +64,7 @@ is wrong.
 `,
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
 		return withConfig(fs, func(c *cli, file string, l *config.Loaded) int {
-			summarise(c.stdout, file, l)
+			summarize(c.stdout, file, l)
 			reportWarnings(c.stderr, l)
 			reportKernel(c.stdout, c.stderr, probeKernel(), l)
 			return exitOK
@@ -89,8 +89,8 @@ func reportWarnings(w io.Writer, l *config.Loaded) {
 	fmt.Fprintf(w, "execgate check: the configuration loads, with %d %s\n", len(ws), noun)
 }
 
-// summarise prints what a loaded configuration allows.
-func summarise(w io.Writer, file string, l *config.Loaded) {
+// summarize prints what a loaded configuration allows.
+func summarize(w io.Writer, file string, l *config.Loaded) {
 	n := len(l.Allowlist.Specs())
 	fmt.Fprintf(w, "%s: ok: %d tools, %d commands\n", file, len(l.Tools), n)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -192,7 +192,7 @@
 // A call's context is the request's: a client that disconnects cancels
 // its call, and the command's process group is killed. On SIGINT or
 // SIGTERM the server stops accepting requests and gives running calls 10
-// seconds before cancelling them.
+// seconds before canceling them.
 //
 // # Connections
 //

@@ -62,26 +62,26 @@ func (e *Hasher) str(s string) {
 	copy(e.room(len(s)), s)
 }
 
-// String writes a labelled string.
+// String writes a labeled string.
 func (e *Hasher) String(label, s string) {
 	e.str(label)
 	e.str(s)
 }
 
-// Bytes writes a labelled byte slice.
+// Bytes writes a labeled byte slice.
 func (e *Hasher) Bytes(label string, b []byte) {
 	e.str(label)
 	e.u64(uint64(len(b)))
 	copy(e.room(len(b)), b)
 }
 
-// Int writes a labelled integer.
+// Int writes a labeled integer.
 func (e *Hasher) Int(label string, v int64) {
 	e.str(label)
 	e.u64(uint64(v))
 }
 
-// Strings writes a labelled list of strings.
+// Strings writes a labeled list of strings.
 func (e *Hasher) Strings(label string, ss []string) {
 	e.str(label)
 	e.u64(uint64(len(ss)))

@@ -10,7 +10,7 @@
 // caller. So execgate's DefaultExecFn starts the running program itself
 // again (/proc/self/exe), with an argv of exactly [name, Marker, token]
 // and an empty environment. RunHelperIfRequested, called from the init
-// function of package execgate, recognises that argv, reads a Request from
+// function of package execgate, recognizes that argv, reads a Request from
 // descriptor 3, confines the process and executes the command with
 // syscall.Exec: same process, same PID, same process group and pipes, so
 // the caller supervises the command as it would an unconfined one.
@@ -58,7 +58,7 @@
 //
 // # Caveats
 //
-// The init functions of packages that the program initialises before
+// The init functions of packages that the program initializes before
 // execgate also run in the helper before it executes the command; they
 // should have no side effects beyond the process (most have none). The
 // command's CPU limit includes the few milliseconds of processor time the
