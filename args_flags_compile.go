@@ -1,0 +1,273 @@
+package execgate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/execgate/execgate/internal/inputrules"
+)
+
+// flagsSchema is the compiled form of a FlagSpec. It is immutable after
+// Flags returns.
+type flagsSchema struct {
+	spec     FlagSpec
+	rules    []*flagRule
+	byName   map[string]*flagRule // the "flags" key
+	long     map[string]*flagRule // spelled "--" + key
+	single   map[string]*flagRule // spelled "-" + key: Shorts, one-character and SingleDash names
+	posRe    *regexp.Regexp       // full-match form of Positionals.Pattern, or nil
+	posPath  *boundPathRule       // Positionals.Path bound to the working directory, or nil
+	dir      string               // the working directory path rules are bound to; "" before bindDir
+	stdinMax int                  // 0: stdin refused
+	err      error                // construction mistake, reported by check
+	schema   json.RawMessage
+}
+
+// flagRule is a checked Flag with what matching needs.
+type flagRule struct {
+	Flag
+	canon string         // the one emitted spelling
+	max   int            // occurrences allowed, at least 1
+	re    *regexp.Regexp // full-match form of Pattern, or nil
+	path  *boundPathRule // a ValuePath flag's rule bound to the working directory, or nil before bindDir
+	index int            // position in flagsSchema.rules
+}
+
+func (s *flagsSchema) check() error { return s.err }
+
+func copyFlagSpec(spec FlagSpec) FlagSpec {
+	out := spec
+	out.Leading = append([]string(nil), spec.Leading...)
+	out.Flags = make([]Flag, len(spec.Flags))
+	for i, f := range spec.Flags {
+		f.Enum = append([]string(nil), f.Enum...)
+		if f.Min != nil {
+			v := *f.Min
+			f.Min = &v
+		}
+		if f.Max != nil {
+			v := *f.Max
+			f.Max = &v
+		}
+		f.Path = f.Path.clone()
+		out.Flags[i] = f
+	}
+	out.Positionals.Path = spec.Positionals.Path.clone()
+	if spec.Stdin != nil {
+		st := *spec.Stdin
+		out.Stdin = &st
+	}
+	return out
+}
+
+// compile checks spec and fills in s. It returns the first mistake.
+func (s *flagsSchema) compile(spec FlagSpec) error {
+	s.spec = spec
+	if len(spec.Leading) >= MaxApprovalArgs {
+		return fmt.Errorf("Leading holds %d arguments; at most %d fit in a call", len(spec.Leading), MaxApprovalArgs-1)
+	}
+	for i, a := range spec.Leading {
+		if msg := checkArgText(a); msg != "" {
+			return fmt.Errorf("Leading[%d] %s", i, msg)
+		}
+	}
+	s.byName = make(map[string]*flagRule, len(spec.Flags))
+	s.long = make(map[string]*flagRule)
+	s.single = make(map[string]*flagRule)
+	for i := range spec.Flags {
+		r, err := compileFlag(spec.Flags[i])
+		if err != nil {
+			if spec.Flags[i].Name != "" && validFlagName(spec.Flags[i].Name) {
+				return fmt.Errorf("flag %q: %v", spec.Flags[i].Name, err)
+			}
+			return fmt.Errorf("Flags[%d]: %v", i, err)
+		}
+		if _, dup := s.byName[r.Name]; dup {
+			return fmt.Errorf("flag %q is declared twice", r.Name)
+		}
+		r.index = len(s.rules)
+		s.byName[r.Name] = r
+		if r.Short != "" && r.Short == r.Name {
+			return fmt.Errorf("flag %q: Short repeats the one-character Name", r.Name)
+		}
+		for _, key := range []string{r.Name, r.Short} {
+			if key == "" {
+				continue
+			}
+			m, spelled := s.long, "--"+key
+			if key == r.Short || r.SingleDash || len(key) == 1 {
+				m, spelled = s.single, "-"+key
+			}
+			if other, dup := m[key]; dup {
+				return fmt.Errorf("flag %q: spelling %s is already used by flag %q", r.Name, spelled, other.Name)
+			}
+			m[key] = r
+		}
+		s.rules = append(s.rules, r)
+	}
+	p := spec.Positionals
+	if p.Max < 0 {
+		return errors.New("Positionals.Max must not be negative")
+	}
+	if p.Pattern != "" {
+		if p.Max == 0 {
+			return errors.New("Positionals.Pattern is set but Positionals.Max is 0, so no positional is accepted")
+		}
+		re, err := compileFlagPattern(p.Pattern)
+		if err != nil {
+			return fmt.Errorf("Positionals.Pattern: %v", err)
+		}
+		s.posRe = re
+	}
+	if p.Path != nil {
+		switch {
+		case p.Max == 0:
+			return errors.New("Positionals.Path is set but Positionals.Max is 0, so no positional is accepted")
+		case p.Pattern != "":
+			return errors.New("Positionals.Path and Positionals.Pattern exclude each other: a path is checked as a path")
+		}
+		if err := p.Path.validate(); err != nil {
+			return fmt.Errorf("Positionals.Path: %v", err)
+		}
+	}
+	if spec.Stdin != nil {
+		switch {
+		case spec.Stdin.Max < 0:
+			return errors.New("Stdin.Max must not be negative")
+		case spec.Stdin.Max == 0:
+			s.stdinMax = DefaultMaxStdin
+		default:
+			s.stdinMax = spec.Stdin.Max
+		}
+	}
+	return nil
+}
+
+func compileFlag(f Flag) (*flagRule, error) {
+	switch {
+	case f.Name == "" || len(f.Name) > inputrules.MaxFlagNameBytes:
+		return nil, errors.New("Name " + inputrules.FlagNameProblem(f.Name))
+	case !validFlagName(f.Name):
+		return nil, fmt.Errorf("Name %q %s", f.Name, inputrules.FlagNameProblem(f.Name))
+	case f.Short != "" && inputrules.ShortProblem(f.Short) != "":
+		return nil, fmt.Errorf("Short %q %s", f.Short, inputrules.ShortProblem(f.Short))
+	case f.Value < ValueNone || f.Value > ValuePath:
+		return nil, fmt.Errorf("unknown Value kind %d", int(f.Value))
+	case f.Repeat < 0:
+		return nil, errors.New("Repeat must not be negative")
+	case (f.Min != nil || f.Max != nil) && f.Value != ValueInt:
+		return nil, fmt.Errorf("Min and Max apply only to int values, not %s", f.Value)
+	case f.Min != nil && f.Max != nil && *f.Min > *f.Max:
+		return nil, fmt.Errorf("Min %d is greater than Max %d", *f.Min, *f.Max)
+	case len(f.Enum) > 0 && f.Value != ValueEnum:
+		return nil, fmt.Errorf("Enum applies only to enum values, not %s", f.Value)
+	case len(f.Enum) == 0 && f.Value == ValueEnum:
+		return nil, errors.New("Enum is required for an enum value")
+	case f.Pattern != "" && f.Value != ValuePattern:
+		return nil, fmt.Errorf("Pattern applies only to pattern values, not %s", f.Value)
+	case f.Pattern == "" && f.Value == ValuePattern:
+		return nil, errors.New("Pattern is required for a pattern value")
+	case f.Glued && f.Value == ValueNone:
+		return nil, errors.New("Glued needs a flag that takes a value")
+	case f.Path != nil && f.Value != ValuePath:
+		return nil, fmt.Errorf("Path applies only to path values, not %s", f.Value)
+	}
+	if f.Value == ValuePath {
+		if err := f.Path.validate(); err != nil {
+			return nil, fmt.Errorf("Path: %v", err)
+		}
+	}
+	r := &flagRule{Flag: f, max: max(f.Repeat, 1)}
+	switch {
+	case f.SingleDash || len(f.Name) == 1:
+		r.canon = "-" + f.Name
+	default:
+		r.canon = "--" + f.Name
+	}
+	if f.Glued && f.Short == "" && len(f.Name) != 1 {
+		return nil, errors.New("Glued needs a one-character spelling (Short, or a one-character Name)")
+	}
+	seen := make(map[string]bool, len(f.Enum))
+	for _, v := range f.Enum {
+		if msg := checkArgText(v); msg != "" {
+			return nil, fmt.Errorf("Enum value %s", msg)
+		}
+		if seen[v] {
+			return nil, fmt.Errorf("Enum value %s is listed twice", quoteArg(v))
+		}
+		seen[v] = true
+	}
+	if f.Pattern != "" {
+		re, err := compileFlagPattern(f.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("Pattern: %v", err)
+		}
+		r.re = re
+	}
+	return r, nil
+}
+
+// compileFlagPattern compiles pattern so that it matches only whole strings.
+func compileFlagPattern(pattern string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(pattern); err != nil {
+		return nil, err
+	}
+	return regexp.Compile(`^(?:` + pattern + `)$`)
+}
+
+func validFlagName(name string) bool { return inputrules.ValidWord(name) }
+
+// dirBinder is an ArgsSchema that checks arguments against the command's
+// working directory, and so must be bound to it: NewAllowlist calls
+// bindDir with the spec's resolved Dir and keeps what it returns.
+type dirBinder interface {
+	bindDir(dir string) (ArgsSchema, error)
+}
+
+// bindDir returns a copy of s whose path rules check against dir.
+func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
+	if s.err != nil {
+		return s, nil
+	}
+	c := *s
+	c.dir = dir
+	c.rules = make([]*flagRule, len(s.rules))
+	c.byName = make(map[string]*flagRule, len(s.byName))
+	c.long = make(map[string]*flagRule, len(s.long))
+	c.single = make(map[string]*flagRule, len(s.single))
+	for i, r := range s.rules {
+		nr := *r
+		if r.Value == ValuePath {
+			rule := PathRule{}
+			if r.Path != nil {
+				rule = *r.Path
+			}
+			b, err := bindPath(rule, dir)
+			if err != nil {
+				return nil, fmt.Errorf("flag %q: Path: %v", r.Name, err)
+			}
+			nr.path = b
+		}
+		c.rules[i] = &nr
+	}
+	for k, r := range s.byName {
+		c.byName[k] = c.rules[r.index]
+	}
+	for k, r := range s.long {
+		c.long[k] = c.rules[r.index]
+	}
+	for k, r := range s.single {
+		c.single[k] = c.rules[r.index]
+	}
+	if p := s.spec.Positionals.Path; p != nil {
+		b, err := bindPath(*p, dir)
+		if err != nil {
+			return nil, fmt.Errorf("Positionals.Path: %v", err)
+		}
+		c.posPath = b
+	}
+	c.schema = c.buildJSONSchema()
+	return &c, nil
+}

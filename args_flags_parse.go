@@ -1,0 +1,593 @@
+package execgate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/execgate/execgate/internal/strictjson"
+)
+
+// maxFlagIssues bounds how many issues one refusal lists.
+const maxFlagIssues = 32
+
+// errFlagsMisconfigured is the error of every Parse of a misconfigured
+// schema, which NewAllowlist would have refused.
+func errFlagsMisconfigured() error {
+	return &ValidationError{Issues: []Issue{{Message: "the command's flag schema is misconfigured"}}}
+}
+
+// Parse implements ArgsSchema.
+func (s *flagsSchema) Parse(input json.RawMessage) (Argv, error) {
+	if s.err != nil {
+		return Argv{}, errFlagsMisconfigured()
+	}
+	p := &flagsParse{s: s}
+	if len(s.rules) > len(p.counts) {
+		p.moreCounts = make([]int, len(s.rules)-len(p.counts))
+	}
+	in, ok := p.decode(input)
+	if ok {
+		// Room for the usual call: every flag with its value as two
+		// arguments, "--" and the positionals; no more than an argv may
+		// hold, whatever the input's size.
+		p.out = make([]string, 0, min(len(s.spec.Leading)+2*len(in.Flags)+2*len(in.Args)+1, MaxApprovalArgs+1))
+		p.out = append(p.out, s.spec.Leading...)
+		if len(in.Args) > 0 {
+			p.pos = make([]string, 0, min(len(in.Args), s.spec.Positionals.Max, MaxApprovalArgs))
+		}
+		p.flagsObject(in.Flags)
+		p.args(in.Args)
+		p.stdin(in.Stdin)
+		if p.issues == nil {
+			n := len(p.out) + len(p.pos)
+			if s.spec.EndOfOptions {
+				n++
+			}
+			if n > MaxApprovalArgs {
+				p.add("", fmt.Sprintf("the call would have %d arguments, more than %d", n, MaxApprovalArgs))
+			}
+		}
+	}
+	if p.issues != nil {
+		if p.dropped > 0 {
+			p.issues = append(p.issues, Issue{Message: fmt.Sprintf("and %d more issues", p.dropped)})
+		}
+		return Argv{}, &ValidationError{Issues: p.issues}
+	}
+	if s.spec.EndOfOptions {
+		p.out = append(p.out, "--")
+	}
+	args := append(p.out, p.pos...)
+	if len(args) == 0 {
+		args = nil // as for any schema that emits nothing
+	}
+	return Argv{Args: args, Stdin: p.stdinBytes}, nil
+}
+
+// flagsParse is the state of one Parse.
+type flagsParse struct {
+	s          *flagsSchema
+	out        []string // Leading and flags
+	pos        []string // positionals
+	stdinBytes []byte
+	issues     []Issue
+	dropped    int
+	// Occurrences so far by flagRule.index: the first rules in counts,
+	// the rest in moreCounts. (A slice into a buffer would make the parse
+	// state escape to the heap: one allocation more per call.)
+	counts     [16]int
+	moreCounts []int
+}
+
+// count returns the number of occurrences of r so far.
+func (p *flagsParse) count(r *flagRule) *int {
+	if r.index < len(p.counts) {
+		return &p.counts[r.index]
+	}
+	return &p.moreCounts[r.index-len(p.counts)]
+}
+
+func (p *flagsParse) add(field, msg string) {
+	if len(p.issues) >= maxFlagIssues {
+		p.dropped++
+		return
+	}
+	p.issues = append(p.issues, Issue{Field: field, Message: msg})
+}
+
+// flagsWire is the input's shape for strictjson. The values of "flags"
+// depend on each flag's kind, so strictjson reads them as untyped values,
+// checked as strictly as everything else (syntax, duplicate keys, NUL,
+// UTF-8, surrogates), and flagsObject reads them by kind. A null member is
+// refused like any other value of the wrong type.
+type flagsWire struct {
+	Args  []string          `json:"args"`
+	Flags strictjson.Object `json:"flags"`
+	Stdin *string           `json:"stdin"`
+}
+
+// flagsMaxDepth is the deepest nesting accepted: the input object,
+// "flags", an array of values, and one more level so that a stray array
+// is reported as a wrong type rather than as too deep.
+const flagsMaxDepth = 4
+
+// decode reads the input strictly. It reports false when the input cannot
+// be used at all.
+func (p *flagsParse) decode(input json.RawMessage) (flagsWire, bool) {
+	var w flagsWire
+	if isEmptyInput(input) && len(input) <= MaxInputSize {
+		return w, true
+	}
+	// An accepted "flags" object holds a key and a value per declared
+	// flag and at most an argv's worth of elements; an input with many
+	// more is refused without building it.
+	opts := strictjson.Options{
+		MaxSize:     MaxInputSize,
+		MaxDepth:    flagsMaxDepth,
+		MaxProblems: maxFlagIssues,
+		MaxValues:   2 * (len(p.s.rules) + MaxApprovalArgs),
+	}
+	err := opts.Decode(input, &w)
+	if err == nil {
+		return w, true
+	}
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		p.add("", "input refused")
+		return w, false
+	}
+	for _, pr := range se.Problems {
+		p.add(flagsPath(pr.Path), pr.Message)
+	}
+	return w, false
+}
+
+// flagsPath turns strictjson's path of a member of "flags", flags[name],
+// into this schema's form, flags.name.
+func flagsPath(path string) string {
+	rest, ok := strings.CutPrefix(path, "flags[")
+	if !ok {
+		return path
+	}
+	key, after, ok := strings.Cut(rest, "]")
+	if !ok || !validFlagName(key) {
+		return path
+	}
+	return "flags." + key + after
+}
+
+// flagsObject reads the "flags" member: the undeclared keys in sorted
+// order, then the declared flags in declaration order.
+func (p *flagsParse) flagsObject(obj strictjson.Object) {
+	var unknown []string
+	// at maps each rule, by index, to its member's index in obj plus one.
+	var atBuf [16]int
+	at := atBuf[:0]
+	if len(p.s.rules) <= len(atBuf) {
+		at = atBuf[:len(p.s.rules)]
+	} else {
+		at = make([]int, len(p.s.rules))
+	}
+	for i := range obj {
+		r := p.s.byName[obj[i].Key]
+		if r == nil {
+			unknown = append(unknown, obj[i].Key)
+			continue
+		}
+		at[r.index] = i + 1
+	}
+	slices.Sort(unknown)
+	for _, key := range unknown {
+		field := "flags[" + strictjson.PathKey(key) + "]"
+		if validFlagName(key) {
+			field = "flags." + key
+		}
+		p.add(field, p.s.unknownFlagKey(key))
+	}
+	for _, r := range p.s.rules {
+		if at[r.index] == 0 {
+			continue
+		}
+		v := &obj[at[r.index]-1].Value
+		switch {
+		case r.Value == ValueNone:
+			if v.Kind != strictjson.KindBool {
+				p.add("flags."+r.Name, fmt.Sprintf("must be true or false (%s takes no value)", r.canon))
+				continue
+			}
+			if v.Bool {
+				p.emit(flagField{name: r.Name, index: -1}, r, nil)
+			}
+		case r.max > 1:
+			if v.Kind != strictjson.KindArray {
+				p.add("flags."+r.Name, fmt.Sprintf("must be an array of at most %d %s", r.max, r.jsonNoun(true)))
+				continue
+			}
+			if len(v.Elems) > r.max {
+				p.add("flags."+r.Name, fmt.Sprintf("must hold at most %d values; %s may be given %d times", r.max, r.canon, r.max))
+				continue
+			}
+			for j := range v.Elems {
+				p.flagValue(flagField{name: r.Name, index: j}, r, &v.Elems[j])
+			}
+		default:
+			p.flagValue(flagField{name: r.Name, index: -1}, r, v)
+		}
+	}
+}
+
+// flagField names a member of "flags" or a token of "args" in an Issue.
+// It is built only when an Issue is, so that an accepted call formats no
+// field names.
+type flagField struct {
+	name  string // a declared flag name in "flags", or "" for "args"
+	index int    // the token in "args", the element of an array in "flags", or -1
+}
+
+// argField names token i of "args".
+func argField(i int) flagField { return flagField{index: i} }
+
+func (f flagField) String() string {
+	switch {
+	case f.name == "":
+		return "args[" + strconv.Itoa(f.index) + "]"
+	case f.index < 0:
+		return "flags." + f.name
+	default:
+		return "flags." + f.name + "[" + strconv.Itoa(f.index) + "]"
+	}
+}
+
+// flagValue checks and emits one value of r given in the "flags" object.
+func (p *flagsParse) flagValue(field flagField, r *flagRule, v *strictjson.Value) {
+	text := v.Text
+	switch {
+	case r.Value == ValueInt && v.Kind == strictjson.KindNumber:
+	case r.Value != ValueInt && v.Kind == strictjson.KindString:
+		if msg := checkArgText(text); msg != "" {
+			p.add(field.String(), msg)
+			return
+		}
+	default:
+		p.add(field.String(), "must be "+r.jsonNoun(false))
+		return
+	}
+	canon, msg := r.checkValue(text)
+	if msg != "" {
+		p.add(field.String(), msg)
+		return
+	}
+	p.emit(field, r, &canon)
+}
+
+// jsonNoun names the JSON type of r's value, for messages.
+func (r *flagRule) jsonNoun(plural bool) string {
+	switch {
+	case r.Value == ValueInt && plural:
+		return "integers"
+	case r.Value == ValueInt:
+		return "an integer"
+	case plural:
+		return "strings"
+	default:
+		return "a string"
+	}
+}
+
+// emit appends one occurrence of r, with its value if it takes one, unless
+// r has already been given as often as it may be.
+func (p *flagsParse) emit(field flagField, r *flagRule, value *string) {
+	n := p.count(r)
+	*n++
+	if *n > r.max {
+		if r.max == 1 {
+			p.add(field.String(), fmt.Sprintf("%s may be given only once", r.canon))
+		} else {
+			p.add(field.String(), fmt.Sprintf("%s may be given at most %d times", r.canon, r.max))
+		}
+		return
+	}
+	switch {
+	case value == nil:
+		p.out = append(p.out, r.canon)
+	case strings.HasPrefix(r.canon, "--"):
+		// One element: a tool whose option takes an optional value
+		// (git's --format, --color) would read a separate value as an
+		// operand, and no value can be read as a flag of its own.
+		p.out = append(p.out, r.canon+"="+*value)
+	default:
+		p.out = append(p.out, r.canon, *value)
+	}
+}
+
+// unknownFlagKey says why key is not a declared name in "flags".
+func (s *flagsSchema) unknownFlagKey(key string) string {
+	for _, r := range s.rules {
+		if strings.EqualFold(key, r.Name) {
+			return fmt.Sprintf("%s: undeclared flag; names are case-sensitive: use %q", quoteArg(key), r.Name)
+		}
+	}
+	bare := strings.TrimLeft(key, "-")
+	if bare != key {
+		if r := s.byName[bare]; r != nil {
+			return fmt.Sprintf("%s: undeclared flag; use the name without dashes: %q", quoteArg(key), r.Name)
+		}
+		if r := s.single[bare]; r != nil {
+			return fmt.Sprintf("%s: undeclared flag; use the name %q", quoteArg(key), r.Name)
+		}
+	}
+	return quoteArg(key) + ": undeclared flag"
+}
+
+// args reads the "args" member.
+func (p *flagsParse) args(toks []string) {
+	if len(toks) > MaxApprovalArgs {
+		p.add("args", fmt.Sprintf("must hold at most %d tokens", MaxApprovalArgs))
+		return
+	}
+	for i := 0; i < len(toks); i++ {
+		tok, field := toks[i], argField(i)
+		if msg := checkArgText(tok); msg != "" {
+			p.add(field.String(), msg)
+			continue
+		}
+		if tok == "--" {
+			p.add(field.String(), `"--": not accepted from the caller`+p.s.endOfOptionsNote())
+			continue
+		}
+		if len(tok) < 2 || tok[0] != '-' {
+			p.positional(field, tok)
+			continue
+		}
+		r, value, hasValue, msg := p.s.lookupFlag(tok)
+		if msg != "" {
+			p.add(field.String(), msg)
+			continue
+		}
+		if r.Value == ValueNone {
+			p.emit(field, r, nil)
+			continue
+		}
+		valueField := field
+		if !hasValue {
+			if i+1 == len(toks) || r.looksLikeFlag(toks[i+1]) {
+				p.add(field.String(), fmt.Sprintf("%s: needs a value", quoteArg(tok)))
+				continue
+			}
+			i++
+			value, valueField = toks[i], argField(i)
+			if msg := checkArgText(value); msg != "" {
+				p.add(valueField.String(), msg)
+				continue
+			}
+		}
+		canon, msg := r.checkValue(value)
+		if msg != "" {
+			p.add(valueField.String(), msg)
+			continue
+		}
+		p.emit(field, r, &canon)
+	}
+}
+
+func (s *flagsSchema) endOfOptionsNote() string {
+	if s.spec.EndOfOptions {
+		return "; the command places it before the positional arguments itself"
+	}
+	return ""
+}
+
+// looksLikeFlag reports whether tok, following r in "args", is a flag
+// rather than r's value.
+func (r *flagRule) looksLikeFlag(tok string) bool {
+	if len(tok) < 2 || tok[0] != '-' {
+		return false
+	}
+	if r.Value == ValueInt {
+		if _, err := strconv.ParseInt(tok, 10, 64); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// lookupFlag reads tok, which starts with '-' and is longer than one
+// byte, as a flag. It returns the rule, the value given with "=" or glued,
+// or a message saying why tok is refused.
+func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValue bool, msg string) {
+	if strings.HasPrefix(tok, "--") {
+		name, val, eq := strings.Cut(tok[2:], "=")
+		if r := s.long[name]; r != nil {
+			if eq && r.Value == ValueNone {
+				return nil, "", false, fmt.Sprintf("%s: %s takes no value", quoteArg(tok), r.canon)
+			}
+			return r, val, eq, ""
+		}
+		if r := s.single[name]; r != nil {
+			return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled -%s", quoteArg(tok), name)
+		}
+		if name != "" {
+			if m := s.abbreviationOf(name); m != "" {
+				return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", quoteArg(tok), m)
+			}
+		}
+		return nil, "", false, quoteArg(tok) + ": undeclared flag"
+	}
+	rest := tok[1:]
+	name, val, eq := strings.Cut(rest, "=")
+	if r := s.single[name]; r != nil && len(name) > 1 {
+		// A single-dash long name: -name, -name=value.
+		if eq && r.Value == ValueNone {
+			return nil, "", false, fmt.Sprintf("%s: %s takes no value", quoteArg(tok), r.canon)
+		}
+		return r, val, eq, ""
+	}
+	if r := s.single[rest[:1]]; r != nil {
+		switch {
+		case len(rest) == 1:
+			return r, "", false, ""
+		case r.Value == ValueNone && rest[1] == '=':
+			return nil, "", false, fmt.Sprintf("%s: -%s takes no value", quoteArg(tok), rest[:1])
+		case r.Value == ValueNone:
+			return nil, "", false, fmt.Sprintf("%s: bundled short flags are not accepted; give each flag as its own token", quoteArg(tok))
+		case rest[1] == '=':
+			return nil, "", false, fmt.Sprintf("%s: give the value of -%s as the next token", quoteArg(tok), rest[:1])
+		case !r.Glued:
+			return nil, "", false, fmt.Sprintf("%s: a value glued to -%s is not accepted; give it as the next token", quoteArg(tok), rest[:1])
+		default:
+			return r, rest[1:], true, ""
+		}
+	}
+	if r := s.long[name]; r != nil {
+		return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled %s", quoteArg(tok), r.canon)
+	}
+	if m := s.abbreviationOf(name); m != "" {
+		return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", quoteArg(tok), m)
+	}
+	return nil, "", false, quoteArg(tok) + ": undeclared flag"
+}
+
+// abbreviationOf returns the canonical spellings of the long flags whose
+// names start with prefix, joined with " or ", or "".
+func (s *flagsSchema) abbreviationOf(prefix string) string {
+	var m []string
+	for _, r := range s.rules {
+		if len(r.Name) > 1 && len(prefix) < len(r.Name) && strings.HasPrefix(r.Name, prefix) {
+			m = append(m, r.canon)
+		}
+	}
+	return strings.Join(m, " or ")
+}
+
+// checkValue checks one value of r, which has passed checkArgText, and
+// returns the form to emit, or a message saying why it is refused.
+func (r *flagRule) checkValue(v string) (string, string) {
+	switch r.Value {
+	case ValueInt:
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil:
+			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", quoteArg(v), r.canon, r.boundsText())
+		case r.Min != nil && n < *r.Min, r.Max != nil && n > *r.Max:
+			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", quoteArg(v), r.canon, r.boundsText())
+		}
+		return strconv.FormatInt(n, 10), ""
+	case ValueEnum:
+		for _, e := range r.Enum {
+			if v == e {
+				return v, ""
+			}
+		}
+		return "", fmt.Sprintf("%s: the value of %s must be one of %s", quoteArg(v), r.canon, flagEnumText(r.Enum))
+	case ValuePattern:
+		if !r.re.MatchString(v) {
+			return "", fmt.Sprintf("%s: the value of %s does not match its pattern", quoteArg(v), r.canon)
+		}
+		return v, ""
+	case ValuePath:
+		if r.path == nil {
+			return "", errUnboundPath
+		}
+		out, err := r.path.check(v)
+		if err != nil {
+			return "", fmt.Sprintf("the value of %s: %v", r.canon, err)
+		}
+		return out, ""
+	default: // ValueString
+		if msg := plainArgProblem(v); msg != "" {
+			return "", fmt.Sprintf("%s: the value of %s %s", quoteArg(v), r.canon, msg)
+		}
+		return v, ""
+	}
+}
+
+func (r *flagRule) boundsText() string {
+	switch {
+	case r.Min != nil && r.Max != nil:
+		return fmt.Sprintf(" from %d to %d", *r.Min, *r.Max)
+	case r.Min != nil:
+		return fmt.Sprintf(" of at least %d", *r.Min)
+	case r.Max != nil:
+		return fmt.Sprintf(" of at most %d", *r.Max)
+	}
+	return ""
+}
+
+// flagEnumText lists enum values for a message, at most eight of them.
+func flagEnumText(vals []string) string {
+	const show = 8
+	var b strings.Builder
+	for i, v := range vals {
+		if i == show {
+			fmt.Fprintf(&b, " and %d more", len(vals)-show)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteArg(v))
+	}
+	return b.String()
+}
+
+// positional checks and keeps one positional argument from "args".
+func (p *flagsParse) positional(field flagField, tok string) {
+	ps := p.s.spec.Positionals
+	switch {
+	case len(p.pos) >= ps.Max && ps.Max == 0:
+		p.add(field.String(), quoteArg(tok)+": undeclared argument; this command takes no positional arguments")
+		return
+	case len(p.pos) >= ps.Max:
+		p.add(field.String(), fmt.Sprintf("%s: too many positional arguments; at most %d are accepted", quoteArg(tok), ps.Max))
+		return
+	case strings.HasPrefix(tok, "@"):
+		p.add(field.String(), quoteArg(tok)+": a positional argument must not start with '@'")
+		return
+	case strings.HasPrefix(tok, "-") && !p.s.spec.EndOfOptions:
+		p.add(field.String(), quoteArg(tok)+": a positional argument must not start with '-'")
+		return
+	}
+	if ps.Path != nil {
+		if p.s.posPath == nil {
+			p.add(field.String(), errUnboundPath)
+			return
+		}
+		out, err := p.s.posPath.check(tok)
+		if err != nil {
+			p.add(field.String(), "a positional argument: "+err.Error())
+			return
+		}
+		p.pos = append(p.pos, out)
+		return
+	}
+	if p.s.posRe != nil {
+		if !p.s.posRe.MatchString(tok) {
+			p.add(field.String(), quoteArg(tok)+": does not match the pattern for positional arguments")
+			return
+		}
+	} else if tok != "-" {
+		if msg := plainArgProblem(tok); msg != "" {
+			p.add(field.String(), quoteArg(tok)+": a positional argument "+msg)
+			return
+		}
+	}
+	p.pos = append(p.pos, tok)
+}
+
+// stdin reads the "stdin" member. Its content is never repeated.
+func (p *flagsParse) stdin(in *string) {
+	switch {
+	case in == nil:
+	case p.s.stdinMax == 0:
+		p.add("stdin", "not accepted: this command does not read standard input")
+	case len(*in) > p.s.stdinMax:
+		p.add("stdin", fmt.Sprintf("must be at most %d bytes", p.s.stdinMax))
+	default:
+		// strictjson has refused NUL.
+		p.stdinBytes = []byte(*in)
+	}
+}
