@@ -73,14 +73,36 @@ func (s *flagsSchema) compile(spec FlagSpec) error {
 			return fmt.Errorf("Leading[%d] %s", i, msg)
 		}
 	}
-	s.byName = make(map[string]*flagRule, len(spec.Flags))
+	if err := s.compileFlags(spec.Flags); err != nil {
+		return err
+	}
+	if err := s.compilePositionals(spec.Positionals); err != nil {
+		return err
+	}
+	if spec.Stdin != nil {
+		switch {
+		case spec.Stdin.Max < 0:
+			return errors.New("Stdin.Max must not be negative")
+		case spec.Stdin.Max == 0:
+			s.stdinMax = DefaultMaxStdin
+		default:
+			s.stdinMax = spec.Stdin.Max
+		}
+	}
+	return nil
+}
+
+// compileFlags compiles flags, in declaration order, into s.rules and the
+// maps of their names and spellings. It returns the first mistake.
+func (s *flagsSchema) compileFlags(flags []Flag) error {
+	s.byName = make(map[string]*flagRule, len(flags))
 	s.long = make(map[string]*flagRule)
 	s.single = make(map[string]*flagRule)
-	for i := range spec.Flags {
-		r, err := compileFlag(spec.Flags[i])
+	for i := range flags {
+		r, err := compileFlag(flags[i])
 		if err != nil {
-			if spec.Flags[i].Name != "" && validFlagName(spec.Flags[i].Name) {
-				return fmt.Errorf("flag %q: %v", spec.Flags[i].Name, err)
+			if flags[i].Name != "" && validFlagName(flags[i].Name) {
+				return fmt.Errorf("flag %q: %v", flags[i].Name, err)
 			}
 			return fmt.Errorf("Flags[%d]: %v", i, err)
 		}
@@ -107,7 +129,12 @@ func (s *flagsSchema) compile(spec FlagSpec) error {
 		}
 		s.rules = append(s.rules, r)
 	}
-	p := spec.Positionals
+	return nil
+}
+
+// compilePositionals checks p and compiles its pattern into s.posRe. It
+// returns the first mistake.
+func (s *flagsSchema) compilePositionals(p Positionals) error {
 	if p.Max < 0 {
 		return errors.New("Positionals.Max must not be negative")
 	}
@@ -130,16 +157,6 @@ func (s *flagsSchema) compile(spec FlagSpec) error {
 		}
 		if err := p.Path.validate(); err != nil {
 			return fmt.Errorf("Positionals.Path: %v", err)
-		}
-	}
-	if spec.Stdin != nil {
-		switch {
-		case spec.Stdin.Max < 0:
-			return errors.New("Stdin.Max must not be negative")
-		case spec.Stdin.Max == 0:
-			s.stdinMax = DefaultMaxStdin
-		default:
-			s.stdinMax = spec.Stdin.Max
 		}
 	}
 	return nil
