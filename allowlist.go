@@ -15,8 +15,8 @@ import (
 )
 
 // Allowlist is the fixed set of commands a gate may run. It is built once by
-// NewAllowlist, which checks every spec and resolves every executable, and is
-// immutable afterwards: replace it as a whole with Executor.SetAllowlist.
+// [NewAllowlist], which checks every spec and resolves every executable, and is
+// immutable afterwards: replace it as a whole with [Executor.SetAllowlist].
 //
 // A nil or zero Allowlist is valid and refuses every name. An Allowlist is
 // safe for concurrent use.
@@ -35,16 +35,16 @@ type entry struct {
 }
 
 // schemaChecker is implemented by schemas that can report a construction
-// mistake (a bad struct tag, a nil build function) when the Allowlist is
+// mistake (a bad struct tag, a nil build function) when the [Allowlist] is
 // built rather than at the first call.
 type schemaChecker interface {
 	check() error
 }
 
 // NewAllowlist checks every spec, applies the defaults documented on
-// CommandSpec, resolves every Command to an absolute path, verifies SHA256
-// pins, and returns the Allowlist. It refuses the whole set with a
-// *ConfigError naming the first bad spec and field: a malformed or duplicate
+// [CommandSpec], resolves every Command to an absolute path, verifies SHA256
+// pins, and returns the [Allowlist]. It refuses the whole set with a
+// [*ConfigError] naming the first bad spec and field: a malformed or duplicate
 // name, an empty, relative or missing Command, one found through a relative
 // PATH entry, a nil Args, a malformed or mismatched SHA256, a relative Dir,
 // a negative limit, a malformed Env entry, or a malformed Confine (a

@@ -28,7 +28,7 @@ const (
 	maxPolicyVersionBytes = 256
 )
 
-// approvalSubject is the Name used in a ValidationError about an approval
+// approvalSubject is the Name used in a [ValidationError] about an approval
 // envelope or an approval ID.
 const approvalSubject = "approval"
 

@@ -13,21 +13,21 @@ import (
 )
 
 // Struct returns a schema that decodes JSON input strictly into a T,
-// checks it with validator/v10 tags, and hands it to build, whose Argv is
+// checks it with validator/v10 tags, and hands it to build, whose [Argv] is
 // what runs. build must be deterministic: Execute builds an approved
 // call's argv again and refuses the approval if it differs, so a build that
 // depends on map order, time or randomness burns approvals. T must be a
 // struct type; build must not be nil. Both are
-// checked, with T's tags, when the Allowlist is built: a mistake there is a
-// *ConfigError for the spec's Args field, never a panic at the first call.
+// checked, with T's tags, when the [Allowlist] is built: a mistake there is a
+// [*ConfigError] for the spec's Args field, never a panic at the first call.
 //
 // # Input
 //
 // Parse accepts exactly one JSON object, whose keys are T's fields by
 // their exact json names (the Go name when the tag gives none). No bytes,
-// white space only and null mean {}. It refuses, with a *ValidationError
+// white space only and null mean {}. It refuses, with a [*ValidationError]
 // listing every problem by the field's JSON path ("max_count", "paths[2]",
-// "opts.depth"): input over MaxInputSize, unknown keys, keys that match a
+// "opts.depth"): input over [MaxInputSize], unknown keys, keys that match a
 // field only case-insensitively, duplicate keys at any depth, data after
 // the object, values of the wrong JSON type (a string or a fractional
 // number for an integer, a number out of the field's range), null for a
@@ -102,7 +102,7 @@ func Struct[T any](build func(T) Argv) ArgsSchema {
 	return s
 }
 
-// structSchema is the ArgsSchema returned by Struct.
+// structSchema is the [ArgsSchema] returned by [Struct].
 type structSchema[T any] struct {
 	build  func(T) Argv
 	typ    reflect.Type
@@ -113,13 +113,13 @@ type structSchema[T any] struct {
 // check implements schemaChecker.
 func (s *structSchema[T]) check() error { return s.err }
 
-// JSONSchema implements ArgsSchema.
+// JSONSchema implements [ArgsSchema].
 func (s *structSchema[T]) JSONSchema() json.RawMessage { return s.schema }
 
 // maxStructIssues bounds how many issues one structRefusal lists.
 const maxStructIssues = 32
 
-// Parse implements ArgsSchema.
+// Parse implements [ArgsSchema].
 func (s *structSchema[T]) Parse(input json.RawMessage) (argv Argv, err error) {
 	defer func() {
 		if r := recover(); r != nil {

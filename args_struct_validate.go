@@ -28,7 +28,7 @@ var (
 	textUnmarshalerReflectType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// structValidator is the validator every Struct schema shares. A Validate
+// structValidator is the validator every [Struct] schema shares. A Validate
 // is safe for concurrent use once configured.
 var structValidator = sync.OnceValue(func() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled(), validator.WithTagNameFuncBlankOmit())

@@ -28,7 +28,7 @@ type subcommandParser interface {
 	parseSubcommand(sub string, input json.RawMessage) (Argv, error)
 }
 
-// Subcommands returns the schema of a dispatcher spec (CommandSpec.Dispatch
+// Subcommands returns the schema of a dispatcher spec ([CommandSpec.Dispatch]
 // set). A dispatcher registered as "git" serves every requested name
 // "git.<sub>" that has no spec of its own, where sub is 1 to 64 bytes
 // matching ^[a-z][a-z0-9-]*$. The subcommand is taken from the requested
@@ -38,10 +38,10 @@ type subcommandParser interface {
 // spec.Leading, then the subcommand, then the caller's "args" in order.
 //
 // A dispatcher checks tokens, not a grammar: each token in "args" must pass
-// the token rules of Flags (valid UTF-8 without NUL, control, formatting or
+// the token rules of [Flags] (valid UTF-8 without NUL, control, formatting or
 // invisible characters, see Flags; no shell metacharacters ; & | $ ` < > (
 // ) { } or newline, no "--", nothing starting with '@', at most
-// MaxApprovalArgs tokens of at most MaxApprovalArgBytes each), but there
+// [MaxApprovalArgs] tokens of at most [MaxApprovalArgBytes] each), but there
 // is no flag
 // allowlist: any flag and operand the subcommand understands can be passed,
 // including ones that change what it reads, writes or runs. For many tools
@@ -50,12 +50,12 @@ type subcommandParser interface {
 // pins position, not effect: a tool that lets a later option override an
 // earlier one (most pflag/cobra CLIs: kubectl, gh, helm) takes the caller's
 // --context or --namespace over the one in Leading. That is why a
-// dispatcher's Floor defaults to ActionDeny; allow it only for tools whose
+// dispatcher's Floor defaults to [ActionDeny]; allow it only for tools whose
 // every subcommand you would run with any arguments, or put a person in
-// front with ActionRequireApproval. Give a subcommand its own spec with
+// front with [ActionRequireApproval]. Give a subcommand its own spec with
 // Flags to allow exactly the grammar you mean.
 //
-// Parse, which has no subcommand, refuses every input; the Executor calls
+// Parse, which has no subcommand, refuses every input; the [Executor] calls
 // the dispatcher with the subcommand from the requested name.
 func Subcommands(spec SubcommandSpec) ArgsSchema {
 	s := &subcommandSchema{leading: append([]string(nil), spec.Leading...)}
@@ -89,10 +89,10 @@ type subcommandSchema struct {
 
 func (s *subcommandSchema) check() error { return s.err }
 
-// JSONSchema implements ArgsSchema.
+// JSONSchema implements [ArgsSchema].
 func (s *subcommandSchema) JSONSchema() json.RawMessage { return s.schema }
 
-// Parse implements ArgsSchema. A dispatcher needs the subcommand from the
+// Parse implements [ArgsSchema]. A dispatcher needs the subcommand from the
 // requested name, so Parse alone refuses every input.
 func (s *subcommandSchema) Parse(json.RawMessage) (Argv, error) {
 	return Argv{}, &ValidationError{Issues: []Issue{{Message: "a dispatched command needs a subcommand in its name"}}}

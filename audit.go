@@ -8,45 +8,45 @@ import (
 	"time"
 )
 
-// Operations an Event reports.
+// Operations an [Event] reports.
 const (
 	OpRun     = "run"
 	OpPropose = "propose"
 	OpExecute = "execute"
 	OpReject  = "reject"
-	// OpRequest is a request that a server in front of the Executor
-	// refused before it reached the gate (see Executor.RecordRefusal).
+	// OpRequest is a request that a server in front of the [Executor]
+	// refused before it reached the gate (see [Executor.RecordRefusal]).
 	OpRequest = "request"
 )
 
-// Phases of an Event.
+// Phases of an [Event].
 const (
-	// PhaseIntent is the Event recorded before a process is handed to the
-	// ExecFn: the call was decided and is about to start. Its TraceID is
-	// the Result's ID, which the outcome Event repeats.
+	// PhaseIntent is the [Event] recorded before a process is handed to the
+	// [ExecFn]: the call was decided and is about to start. Its TraceID is
+	// the [Result]'s ID, which the outcome Event repeats.
 	PhaseIntent = "intent"
-	// PhaseOutcome is the Event recorded when a call has ended: refused,
+	// PhaseOutcome is the [Event] recorded when a call has ended: refused,
 	// proposed, rejected, or run to the end of its process.
 	PhaseOutcome = "outcome"
 )
 
 // Event is the audit record of one call to Run, Propose, Execute or
-// Reject, refused or run. The Executor hands one Event per call to
-// Config.Auditor (Phase PhaseOutcome) and, for a call that hands a process
-// to the ExecFn, one before that (Phase PhaseIntent), so that a trail
+// Reject, refused or run. The [Executor] hands one Event per call to
+// [Config.Auditor] (Phase [PhaseOutcome]) and, for a call that hands a process
+// to the [ExecFn], one before that (Phase [PhaseIntent]), so that a trail
 // holds every process that started even when the gate dies before the
 // process ends. An Event never holds stdin or environment values: only
 // their size and the environment's key names.
 type Event struct {
-	// Op is OpRun, OpPropose, OpExecute, OpReject, or OpRequest for a
+	// Op is [OpRun], [OpPropose], [OpExecute], [OpReject], or [OpRequest] for a
 	// refusal made before the gate.
 	Op string `json:"op"`
-	// Phase is PhaseIntent or PhaseOutcome.
+	// Phase is [PhaseIntent] or [PhaseOutcome].
 	Phase string `json:"phase"`
-	// TraceID is the Result's ID when a process was handed to the ExecFn,
+	// TraceID is the [Result]'s ID when a process was handed to the [ExecFn],
 	// and a new UUIDv7 otherwise.
 	TraceID string `json:"traceId"`
-	// Time is when the call started, from Config.Now.
+	// Time is when the call started, from [Config.Now].
 	Time time.Time `json:"time"`
 	// Principal is whose call it is: PrincipalFrom(ctx) of the call, and
 	// for Execute the principal that proposed it. Like Name, it is cut to
@@ -56,7 +56,7 @@ type Event struct {
 	Approver string `json:"approver,omitempty"`
 	// Name is the requested command name (for Execute, the approval's).
 	Name string `json:"name,omitempty"`
-	// Route is, for OpRequest, the transport and route of the refused
+	// Route is, for [OpRequest], the transport and route of the refused
 	// request ("POST /v1/tools/git.log", "mcp tools/call"), cut like Name.
 	Route string `json:"route,omitempty"`
 	// Command is the resolved executable, once the name was looked up.
@@ -87,7 +87,7 @@ type Event struct {
 	// Rejected reports, for Reject, whether a pending approval was removed.
 	Rejected bool `json:"rejected,omitempty"`
 	// Termination, ExitCode, Duration and the dropped counts come from
-	// the Result when a process was handed to the ExecFn; Termination is
+	// the [Result] when a process was handed to the [ExecFn]; [Termination] is
 	// "" otherwise.
 	Termination   Termination   `json:"termination,omitempty"`
 	ExitCode      int           `json:"exitCode"`
@@ -96,49 +96,49 @@ type Event struct {
 	Duration      time.Duration `json:"duration,omitempty"`
 	StdoutDropped int64         `json:"stdoutDropped,omitempty"`
 	StderrDropped int64         `json:"stderrDropped,omitempty"`
-	// OutputIncomplete is the Result's: a stream may be missing bytes
+	// OutputIncomplete is the [Result]'s: a stream may be missing bytes
 	// that were neither kept nor counted.
 	OutputIncomplete bool `json:"outputIncomplete,omitempty"`
-	// Unconfined is the Result's: the parts of a best-effort Confinement
+	// Unconfined is the [Result]'s: the parts of a best-effort [Confinement]
 	// that were not applied.
 	Unconfined []string `json:"unconfined,omitempty"`
-	// Error is the kind of refusal, KindOf the call's error (an
-	// ErrorKind: ErrorKindNotFound, ...), or "" for a call that was not
+	// Error is the kind of refusal, [KindOf] the call's error (an
+	// [ErrorKind]: [ErrorKindNotFound], ...), or "" for a call that was not
 	// refused.
 	Error string `json:"error,omitempty"`
-	// Reason details the refusal: the PolicyError's action, the
-	// ApprovalError's reason, the BusyError's scope, or, for OpRequest,
+	// Reason details the refusal: the [PolicyError]'s action, the
+	// [ApprovalError]'s reason, the [BusyError]'s scope, or, for [OpRequest],
 	// the server's few words.
 	Reason string `json:"reason,omitempty"`
 }
 
 // Auditor receives the audit trail. Audit is called once per call with
-// Phase PhaseOutcome, after the call is decided and, if a process ran,
+// Phase [PhaseOutcome], after the call is decided and, if a process ran,
 // after it ended; for a call that starts a process it is first called with
-// Phase PhaseIntent, just before the process is handed to the ExecFn. An
+// Phase [PhaseIntent], just before the process is handed to the [ExecFn]. An
 // intent that Audit cannot record (an error) refuses the call with an
-// *AuditError and starts nothing, unless Config.AuditFailOpen is set. Audit
+// [*AuditError] and starts nothing, unless [Config.AuditFailOpen] is set. Audit
 // may be called concurrently.
 //
-// An Auditor that also implements ReadyAuditor is asked before anything
+// An Auditor that also implements [ReadyAuditor] is asked before anything
 // happens that needs a record: before a process is handed to the ExecFn,
 // before Propose stores an approval, and before Execute takes one. If Ready
 // returns an error, the call is refused with an *AuditError (fail closed)
 // unless Config.AuditFailOpen is set. An Auditor whose Audit fails should
 // report it from Ready until it has recovered, so that a lost record stops
 // further calls instead of passing silently: the call whose record failed
-// has already run and still returns its Result.
+// has already run and still returns its [Result].
 type Auditor interface {
 	Audit(ctx context.Context, ev Event) error
 }
 
-// ReadyAuditor is an Auditor that can tell whether it is able to record.
+// ReadyAuditor is an [Auditor] that can tell whether it is able to record.
 type ReadyAuditor interface {
 	Auditor
 	Ready(ctx context.Context) error
 }
 
-// AuditError reports that a call was refused because its Auditor was not
+// AuditError reports that a call was refused because its [Auditor] was not
 // ready to record it.
 type AuditError struct {
 	Err error
@@ -147,7 +147,7 @@ type AuditError struct {
 // Error implements error.
 func (e *AuditError) Error() string { return "execgate: audit is not available: " + e.Err.Error() }
 
-// Unwrap returns the Auditor's error.
+// Unwrap returns the [Auditor]'s error.
 func (e *AuditError) Unwrap() error { return e.Err }
 
 // auditReady asks a ReadyAuditor whether it can record.
@@ -162,7 +162,7 @@ func (x *Executor) auditReady(ctx context.Context) error {
 	return nil
 }
 
-// maxEventString bounds the caller-chosen strings an Event repeats.
+// maxEventString bounds the caller-chosen strings an [Event] repeats.
 const maxEventString = 256
 
 // eventString cuts a caller-chosen string for an Event.
@@ -201,27 +201,27 @@ func (x *Executor) recordIntent(ctx context.Context, ev *Event, id string) error
 	return nil
 }
 
-// Refusal describes a request that a server in front of the Executor
-// refused before it reached the gate, for Executor.RecordRefusal.
+// Refusal describes a request that a server in front of the [Executor]
+// refused before it reached the gate, for [Executor.RecordRefusal].
 type Refusal struct {
 	// Route is the transport and route of the request, such as
 	// "POST /v1/tools/git.log" or "mcp tools/call".
 	Route string
 	// Name is the command name the request named, if any.
 	Name string
-	// Kind is the kind of refusal, an ErrorKind: ErrorKindUnauthenticated
-	// or ErrorKindRequest for a request the server refused on its own
+	// Kind is the kind of refusal, an [ErrorKind]: [ErrorKindUnauthenticated]
+	// or [ErrorKindRequest] for a request the server refused on its own
 	// account, or the kind the gate would give the same refusal
-	// (ErrorKindNotFound for a name the server does not serve,
-	// ErrorKindValidation for a field it refuses, ErrorKindApproval for an
-	// approval it does not know, ErrorKindBusy).
+	// ([ErrorKindNotFound] for a name the server does not serve,
+	// [ErrorKindValidation] for a field it refuses, [ErrorKindApproval] for an
+	// approval it does not know, [ErrorKindBusy]).
 	Kind string
 	// Reason says why, in a few words ("bad token", "body too large").
 	// It must not hold a token, a body or any other secret.
 	Reason string
 }
 
-// RecordRefusal hands the Auditor an Event (Op OpRequest) for a request
+// RecordRefusal hands the [Auditor] an [Event] (Op [OpRequest]) for a request
 // refused before it reached the gate, so that those refusals are in the
 // same trail as the gate's own. The principal is PrincipalFrom(ctx), ""
 // for a request that was not authenticated; Route, Name and Reason are cut

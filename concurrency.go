@@ -7,24 +7,24 @@ import (
 	"time"
 )
 
-// Scopes of a BusyError.
+// Scopes of a [BusyError].
 const (
-	// BusyExecutor: the Executor as a whole runs Config.MaxConcurrent
+	// BusyExecutor: the [Executor] as a whole runs [Config.MaxConcurrent]
 	// processes.
 	BusyExecutor = "executor"
 	// BusyPrincipal: the calling principal runs
-	// Config.MaxConcurrentPerPrincipal processes.
+	// [Config.MaxConcurrentPerPrincipal] processes.
 	BusyPrincipal = "principal"
 )
 
 // BusyError reports that a call was refused, before anything started,
-// because a concurrency bound of the Executor was reached and no slot came
-// free within Config.MaxQueueWait or the call's context. Nothing was
+// because a concurrency bound of the [Executor] was reached and no slot came
+// free within [Config.MaxQueueWait] or the call's context. Nothing was
 // recorded as started; the same call may be made again later.
 type BusyError struct {
 	// Name is the command name of the refused call.
 	Name string
-	// Scope is BusyExecutor or BusyPrincipal.
+	// Scope is [BusyExecutor] or [BusyPrincipal].
 	Scope string
 	// Limit is the bound that was reached.
 	Limit int
@@ -40,7 +40,7 @@ func (e *BusyError) Error() string {
 		strconv.Itoa(e.Limit) + " commands at once already; retry when one has finished"
 }
 
-// slots bounds how many processes an Executor runs at once, in all and
+// slots bounds how many processes an [Executor] runs at once, in all and
 // per principal. The zero slots is unbounded.
 type slots struct {
 	total        chan struct{} // nil: no bound in all

@@ -11,17 +11,17 @@ import (
 
 // Confinement is what an allowed command may touch once it runs, enforced
 // by the Linux kernel on the process and everything it starts. It is set
-// on a CommandSpec; nil there means no confinement. The zero Confinement
+// on a [CommandSpec]; nil there means no confinement. The zero Confinement
 // is the strictest one: the command may read only what it needs to start
 // (see Read), write nothing, execute nothing else, reach no network, and
 // every part is required.
 //
-// DefaultExecFn applies it through a re-exec helper: the calling program's
+// [DefaultExecFn] applies it through a re-exec helper: the calling program's
 // own binary, started in a helper mode that confines itself and then
 // executes the command. See "Confinement" in the package documentation
 // for how that works, what it costs, and what each kernel supports.
 //
-// NewAllowlist checks and normalizes a Confinement: path lists are
+// [NewAllowlist] checks and normalizes a Confinement: path lists are
 // cleaned, sorted and deduplicated, and CPU is rounded up to a whole
 // second. Everything in it is part of the spec's fingerprint, so changing
 // it makes pending approvals for the command refuse with policy_changed.
@@ -74,11 +74,11 @@ type Confinement struct {
 	// to the caller's network.
 	Network bool
 
-	// Limits are resource limits. The zero Limits sets none.
+	// Limits are resource limits. The zero [Limits] sets none.
 	Limits Limits
 
 	// BestEffort lets the command run when the kernel lacks something the
-	// Confinement asks for; Result.Unconfined then names what was not
+	// [Confinement] asks for; [Result.Unconfined] then names what was not
 	// applied. False (the default) means every part is required: a kernel
 	// without Landlock ABI 3 or later, or without user namespaces when
 	// Network is false, makes the call a spawn_error and nothing runs.
@@ -89,10 +89,10 @@ type Confinement struct {
 // just before it starts and inherited by every process it starts. A zero
 // field sets no limit; negative values are refused.
 type Limits struct {
-	// CPU is the processor time the command may use. NewAllowlist rounds
+	// CPU is the processor time the command may use. [NewAllowlist] rounds
 	// it up to a whole second. The kernel sends SIGXCPU when it is used
 	// up and SIGKILL one second of processor time later (Go programs
-	// ignore SIGXCPU, so they end by SIGKILL); the Result reports
+	// ignore SIGXCPU, so they end by SIGKILL); the [Result] reports
 	// termination "signal" with that signal. It counts per process, from
 	// the start of the helper that becomes the command (a few
 	// milliseconds).
@@ -122,7 +122,7 @@ type Limits struct {
 	Processes int64
 }
 
-// maxConfinePathBytes is the longest path a Confinement accepts (Linux's
+// maxConfinePathBytes is the longest path a [Confinement] accepts (Linux's
 // PATH_MAX, less its NUL).
 const maxConfinePathBytes = 4095
 

@@ -13,7 +13,7 @@ import (
 	"github.com/execgate/execgate/internal/confine"
 )
 
-// confinedStart is one confined call of DefaultExecFn being started: the
+// confinedStart is one confined call of [DefaultExecFn] being started: the
 // helper's launch, whether the helper gets new user and network
 // namespaces, and what is already known not to be applied.
 type confinedStart struct {

@@ -12,8 +12,8 @@
 //	ExecFn(ctx, Invocation)  start the resolved executable directly
 //	Result                   what happened, always
 //
-// An Allowlist is built once from CommandSpecs by NewAllowlist, which checks
-// every spec and fills in its defaults; an Executor made by NewExecutor runs
+// An [Allowlist] is built once from CommandSpecs by [NewAllowlist], which checks
+// every spec and fills in its defaults; an [Executor] made by [NewExecutor] runs
 // calls against it:
 //
 //	allow, err := execgate.NewAllowlist(execgate.CommandSpec{
@@ -31,27 +31,27 @@
 //	res, err := x.Run(ctx, "git.log", json.RawMessage(`{"max_count": 5}`))
 //
 // A non-nil error from Run means the call was refused and nothing was
-// started; otherwise res records how the process ended. Config needs only
-// the Allowlist: a nil Policy allows every allowlisted call whose input is
-// valid, a nil ExecFn means DefaultExecFn and a nil Now means time.Now.
+// started; otherwise res records how the process ended. [Config] needs only
+// the Allowlist: a nil [Policy] allows every allowlisted call whose input is
+// valid, a nil [ExecFn] means [DefaultExecFn] and a nil Now means time.Now.
 //
 // # Default deny
 //
 // Only names registered in the Allowlist can run, and there is no wildcard.
-// A name that is not registered is refused with a *NotFoundError before its
+// A name that is not registered is refused with a [*NotFoundError] before its
 // input is decoded, before any Policy is asked and before anything is
 // started. A nil or empty Allowlist refuses every name, as does a zero
-// Proposer.
+// [Proposer].
 //
-// Every spec needs an ArgsSchema. Struct decodes the input strictly into a
+// Every spec needs an [ArgsSchema]. [Struct] decodes the input strictly into a
 // Go struct, refusing unknown fields, wrong types, duplicate keys, keys that
 // match a field only case-insensitively and trailing data, then applies the
-// struct's validate tags; Flags declares a command line's flags,
+// struct's validate tags; [Flags] declares a command line's flags,
 // positionals and stdin, for configuration files and CLIs with many flags,
-// and emits each in one canonical spelling; Fixed accepts only empty input
+// and emits each in one canonical spelling; [Fixed] accepts only empty input
 // and always runs the same arguments. Whatever the schema, the gate refuses an input larger than
-// MaxInputSize before the schema sees it, and an argument holding a NUL
-// byte after. Refusals are *ValidationError values that name the offending
+// [MaxInputSize] before the schema sees it, and an argument holding a NUL
+// byte after. Refusals are [*ValidationError] values that name the offending
 // field; a Struct refusal never repeats the field's value, and a Flags
 // refusal quotes the offending argv token.
 //
@@ -66,7 +66,7 @@
 // as "git" is looked up on PATH then. A relative path, or a name that PATH
 // resolves only through a relative entry such as "." (see os/exec's
 // ErrDot), is refused, so a later change of PATH or of the working
-// directory cannot change what runs. CommandSpec.SHA256 may pin the
+// directory cannot change what runs. [CommandSpec.SHA256] may pin the
 // executable's content: NewAllowlist refuses a pin that does not match, and
 // DefaultExecFn hashes the file again at every call and starts nothing on a
 // mismatch. On Linux the file descriptor that was hashed is the one
@@ -75,33 +75,33 @@
 // # Environment isolation
 //
 // A child inherits nothing from the calling process. Its environment is
-// exactly CommandSpec.Env: a nil or empty Env means an empty environment,
+// exactly [CommandSpec.Env]: a nil or empty Env means an empty environment,
 // with no PATH, HOME or credentials. To pass variables through, name them
-// explicitly with InheritEnv, which copies them when it is called:
+// explicitly with [InheritEnv], which copies them when it is called:
 //
 //	Env: execgate.InheritEnv("HOME", "PATH"),
 //
-// The working directory is CommandSpec.Dir, which must be absolute. An
+// The working directory is [CommandSpec.Dir], which must be absolute. An
 // empty Dir means the working directory of the calling process when the
 // Allowlist was built, captured then as an absolute path.
 //
 // # Bounded output and time
 //
-// Each of stdout and stderr keeps at most CommandSpec.MaxOutput bytes
-// (zero means DefaultMaxOutput, 64 KiB); the rest is read, counted in
-// Result.StdoutDropped and Result.StderrDropped, and discarded, so the child
+// Each of stdout and stderr keeps at most [CommandSpec.MaxOutput] bytes
+// (zero means [DefaultMaxOutput], 64 KiB); the rest is read, counted in
+// [Result.StdoutDropped] and [Result.StderrDropped], and discarded, so the child
 // never blocks on a full pipe. A cut never splits a UTF-8 sequence. The
 // Executor applies the same bound to whatever any ExecFn returns.
 //
-// A call runs for at most CommandSpec.Timeout (zero means DefaultTimeout,
-// 30 seconds) and, if CommandSpec.NoOutputTimeout is positive, may stay
+// A call runs for at most [CommandSpec.Timeout] (zero means [DefaultTimeout],
+// 30 seconds) and, if [CommandSpec.NoOutputTimeout] is positive, may stay
 // silent on both streams for at most that long; zero turns the silence limit
 // off. When a limit passes or the context is done, DefaultExecFn kills the
 // child's whole process group and the child itself, wherever it has moved,
 // and when the child exits on its own it kills whatever is left of its
 // group; any other process that has left the group (with setsid, say) is
 // beyond its reach. Where processes cannot be started
-// (js/wasm, Windows), DefaultExecFn starts nothing and every call's Result
+// (js/wasm, Windows), DefaultExecFn starts nothing and every call's [Result]
 // says spawn_error.
 //
 // # Always a record
@@ -109,7 +109,7 @@
 // Errors are for refusals before anything starts. Once a call has passed
 // lookup, validation and policy, Run and Execute return a Result and a nil
 // error for every outcome: a zero or non-zero exit, a signal, a timeout, a
-// cancellation, or a failure to start. Result.Termination says which:
+// cancellation, or a failure to start. [Result.Termination] says which:
 //
 //	exit               the process exited; ExitCode is its status, OK if 0
 //	signal             a signal the gate did not send ended it; ExitCode -1
@@ -124,37 +124,37 @@
 //
 // The output of a Result is true: every byte the command's processes wrote
 // is in Stdout or Stderr or counted as dropped, however long the gate's
-// own process was paused, and Result.OutputIncomplete says when a process
+// own process was paused, and [Result.OutputIncomplete] says when a process
 // outside the group still held a pipe when reading stopped.
 //
 // # The audit trail
 //
-// With Config.Auditor set, a call that starts a process is recorded twice:
-// an Event with Phase PhaseIntent before the process is handed to the
-// ExecFn, and one with Phase PhaseOutcome after it ended; every other call
+// With [Config.Auditor] set, a call that starts a process is recorded twice:
+// an [Event] with Phase [PhaseIntent] before the process is handed to the
+// ExecFn, and one with Phase [PhaseOutcome] after it ended; every other call
 // (refused, proposed, rejected) is recorded once, as an outcome. An intent
-// that cannot be recorded refuses the call with an *AuditError and nothing
+// that cannot be recorded refuses the call with an [*AuditError] and nothing
 // starts, so a trail holds every process that ran, even if the gate dies
 // before the process ends: an intent without an outcome is such a call.
-// Config.AuditFailOpen lets calls go ahead without their record instead.
+// [Config.AuditFailOpen] lets calls go ahead without their record instead.
 // A server in front of the Executor records its own refusals (a bad
-// token, a body too large) in the same trail with Executor.RecordRefusal.
+// token, a body too large) in the same trail with [Executor.RecordRefusal].
 //
 // # Refusals
 //
-// Every refusal has a kind, an ErrorKind, that KindOf gives for any error
+// Every refusal has a kind, an [ErrorKind], that [KindOf] gives for any error
 // the gate returns: not_found, validation, policy, approval, busy, audit,
 // store_full or internal, and, for refusals a server makes before the gate,
-// unauthenticated and request. The audit trail (Event.Error), package
+// unauthenticated and request. The audit trail ([Event.Error]), package
 // mcpserver and the execgate binary name refusals with these kinds and no
 // others; ErrorKind says what each means and what a caller can do.
 //
 // # Concurrency
 //
-// Config.MaxConcurrent bounds the processes an Executor runs at once, and
-// Config.MaxConcurrentPerPrincipal those of one principal. A call over a
-// bound waits up to Config.MaxQueueWait, within its context, for a slot,
-// and is then refused with a *BusyError before anything is recorded as
+// [Config.MaxConcurrent] bounds the processes an Executor runs at once, and
+// [Config.MaxConcurrentPerPrincipal] those of one principal. A call over a
+// bound waits up to [Config.MaxQueueWait], within its context, for a slot,
+// and is then refused with a [*BusyError] before anything is recorded as
 // started; zero bounds mean no bound.
 //
 // # When the gate dies
@@ -183,40 +183,40 @@
 // that dies. Calls and messages never wait for the watchdog: one that is
 // gone or does not keep up is killed and replaced, with every group still
 // running handed to the new one. Against a hostile command the backstop is
-// a Confinement, and a separate user for the commands.
+// a [Confinement], and a separate user for the commands.
 //
 // # Approvals
 //
 // A Policy may require that a call be approved by a person before it runs.
-// Executor.Propose looks the name up, validates the input and asks the
-// Policy as Run does, then stores a private Record in the ApprovalStore (a
+// [Executor.Propose] looks the name up, validates the input and asks the
+// Policy as Run does, then stores a private [Record] in the [ApprovalStore] (a
 // copy of the input, the spec's fingerprint and a hash of the stdin) and
-// returns an Approval: an envelope with an ID, the command and argv, the
-// reason, an expiry (Config.ApprovalTTL, zero means DefaultApprovalTTL, 15
+// returns an [Approval]: an envelope with an ID, the command and argv, the
+// reason, an expiry ([Config.ApprovalTTL], zero means [DefaultApprovalTTL], 15
 // minutes) and a digest. The envelope is safe to show and serialize; it
 // carries neither the environment nor the raw input.
 //
-// Executor.Execute runs an approved call at most once. It takes the stored
+// [Executor.Execute] runs an approved call at most once. It takes the stored
 // record atomically, so that of concurrent Execute and Reject calls exactly
 // one wins, checks expiry, recomputes the digest from the envelope it was
 // handed and compares it with the stored one, then looks the name up again
 // in the current Allowlist, validates the stored input again and asks the
 // current Policy. A change of the spec that would change what runs refuses
-// the call with an *ApprovalError; once the record is taken, every refusal
-// leaves it consumed. Executor.Reject withdraws a pending approval. Changing
+// the call with an [*ApprovalError]; once the record is taken, every refusal
+// leaves it consumed. [Executor.Reject] withdraws a pending approval. Changing
 // a spec's PolicyVersion (empty means "1") makes all its pending approvals
 // unusable.
 //
-// Executor.Submit is the path for a server that takes approvals: it
+// [Executor.Submit] is the path for a server that takes approvals: it
 // validates the call once, asks the Policy once, and runs the call when
 // the Policy allows it or proposes it when the Policy holds it
-// (SubmitOptions.NoPropose refuses a held call instead, as Run does).
-// Executor.Decide says what Submit would do, as a Verdict, and starts,
+// ([SubmitOptions.NoPropose] refuses a held call instead, as Run does).
+// [Executor.Decide] says what Submit would do, as a [Verdict], and starts,
 // stores and records nothing.
 //
-// A nil Config.Store means a MemoryStore of this process holding at most
-// DefaultStoreCapacity (1000) pending records; when it is full, Propose
-// fails with ErrStoreFull rather than evict a pending approval. Executors
+// A nil [Config.Store] means a [MemoryStore] of this process holding at most
+// [DefaultStoreCapacity] (1000) pending records; when it is full, Propose
+// fails with [ErrStoreFull] rather than evict a pending approval. Executors
 // in several processes share approvals only through a shared ApprovalStore.
 //
 // The digest binds the envelope to the call: a SHA-256 over the approval's
@@ -225,9 +225,9 @@
 // Anyone can compute it, and it proves nothing about who approved. What
 // authorizes a call is the record that Propose saved and Execute consumes;
 // deciding who may call Execute, and who may write to a shared store, is up
-// to the program that embeds the gate. Proposer.Check validates a call
-// without a store or any means to run it; the Proposal it returns cannot be
-// executed. Proposer.Explain validates the same way and says, for each
+// to the program that embeds the gate. [Proposer.Check] validates a call
+// without a store or any means to run it; the [Proposal] it returns cannot be
+// executed. [Proposer.Explain] validates the same way and says, for each
 // argument of an accepted call, which part of the spec accepted or placed
 // it.
 //
@@ -248,9 +248,9 @@
 // Files: Landlock refuses every path that Read, Write and Exec do not
 // grant, apart from what the command needs to start (its executable, its
 // dynamic loader and the system's libraries, its Dir; see
-// Confinement.Read). Network: unless Network is true, the command runs in
+// [Confinement.Read]). Network: unless Network is true, the command runs in
 // a new network namespace with nothing but its own loopback interface.
-// Resources: Limits become setrlimit(2) limits. no_new_privs is always set,
+// Resources: [Limits] become setrlimit(2) limits. no_new_privs is always set,
 // so no set-user-ID program or file capability can raise the command's
 // privileges. The Landlock domain also keeps the command from signaling
 // processes outside it (Landlock ABI 6 or later).
@@ -278,7 +278,7 @@
 // kernel.unprivileged_userns_clone or an AppArmor policy). By default
 // every part is required, and a kernel that lacks one makes the call a
 // spawn_error that says what is missing. With BestEffort, the command runs
-// with what could be applied and Result.Unconfined names the rest. On Landlock
+// with what could be applied and [Result.Unconfined] names the rest. On Landlock
 // ABIs below 9, Unix sockets reachable by path are not restricted; below 5,
 // device ioctls are not. Other operating systems cannot confine: there a
 // required Confinement is a spawn_error and a best-effort one runs the
@@ -290,9 +290,9 @@
 //
 // # Testing
 //
-// Config.ExecFn is the only part of the gate that touches processes. Nil
+// [Config.ExecFn] is the only part of the gate that touches processes. Nil
 // means DefaultExecFn. Package execgatetest provides Recorder, a fake ExecFn
-// that starts nothing, records every Invocation and answers with canned
+// that starts nothing, records every [Invocation] and answers with canned
 // Outcomes, so tests can drive the whole gate (lookup, validation, policy,
 // approvals) and assert on the exact argv, environment and directory that
 // would have run:

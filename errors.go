@@ -39,7 +39,7 @@ type Issue struct {
 	// input as a whole was refused.
 	Field string `json:"field"`
 	// Message says what the field must be. It never repeats stdin, an
-	// environment value or a field's value from a Struct schema; a Flags
+	// environment value or a field's value from a [Struct] schema; a [Flags]
 	// schema quotes the offending argv token (shortened), which would be
 	// visible in the argv anyway.
 	Message string `json:"message"`
@@ -57,7 +57,7 @@ type ValidationError struct {
 }
 
 // Error implements error. The message names every offending field. It never
-// repeats stdin or an environment value; see Issue.Message for what a
+// repeats stdin or an environment value; see [Issue.Message] for what a
 // message may quote.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
@@ -77,12 +77,12 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// Reasons carried by ApprovalError.
+// Reasons carried by [ApprovalError].
 const (
 	// ReasonUnknown: no stored record has the approval's ID. It was never
 	// proposed, was already executed or rejected, or was pruned after expiry.
 	ReasonUnknown = "unknown"
-	// ReasonExpired: the record was found but the Executor's clock is at or
+	// ReasonExpired: the record was found but the [Executor]'s clock is at or
 	// past its ExpiresAt.
 	ReasonExpired = "expired"
 	// ReasonDigestMismatch: the envelope handed to Execute differs from the
@@ -99,8 +99,8 @@ const (
 type ApprovalError struct {
 	// ID is the approval's ID as it was handed to Execute.
 	ID string
-	// Reason is one of ReasonUnknown, ReasonExpired, ReasonDigestMismatch
-	// and ReasonPolicyChanged.
+	// Reason is one of [ReasonUnknown], [ReasonExpired], [ReasonDigestMismatch]
+	// and [ReasonPolicyChanged].
 	Reason string
 }
 
@@ -109,7 +109,7 @@ func (e *ApprovalError) Error() string {
 	return "execgate: approval " + quoteName(e.ID) + " refused: " + e.Reason
 }
 
-// Policy actions reported by PolicyError and returned in a Decision.
+// Policy actions reported by [PolicyError] and returned in a [Decision].
 const (
 	// ActionAllow lets the call run now.
 	ActionAllow = "allow"
@@ -120,19 +120,19 @@ const (
 	ActionRequireApproval = "require_approval"
 	// ActionRateLimited refuses the call because its principal has used up
 	// a rate limit or budget, or repeats itself; it is refused like
-	// ActionDeny.
+	// [ActionDeny].
 	ActionRateLimited = "rate_limited"
 )
 
-// PolicyError reports that the Policy refused a call, or that it requires
+// PolicyError reports that the [Policy] refused a call, or that it requires
 // an approval and the call came through Run.
 type PolicyError struct {
 	// Name is the requested command name.
 	Name string
-	// Action is ActionDeny, ActionRateLimited, or ActionRequireApproval
+	// Action is [ActionDeny], [ActionRateLimited], or [ActionRequireApproval]
 	// when Run was used for a call that must be proposed first.
 	Action string
-	// Rule names the rule that decided, if the Policy reported one.
+	// Rule names the rule that decided, if the [Policy] reported one.
 	Rule string
 }
 
@@ -148,10 +148,10 @@ func (e *PolicyError) Error() string {
 	return msg
 }
 
-// ConfigError reports a CommandSpec or Config that cannot be used. It is
-// returned by NewAllowlist and NewExecutor; nothing is partially built.
+// ConfigError reports a [CommandSpec] or [Config] that cannot be used. It is
+// returned by [NewAllowlist] and [NewExecutor]; nothing is partially built.
 type ConfigError struct {
-	// Spec is the name of the offending spec, or "" for an Executor Config.
+	// Spec is the name of the offending spec, or "" for an [Executor] [Config].
 	Spec string
 	// Field is the offending field ("Command", "SHA256", "Timeout").
 	Field string
@@ -167,26 +167,26 @@ func (e *ConfigError) Error() string {
 	return "execgate: spec " + quoteName(e.Spec) + ": " + e.Field + ": " + e.Message
 }
 
-// ErrStoreFull is returned by an ApprovalStore's Save, and so by Propose,
+// ErrStoreFull is returned by an [ApprovalStore]'s Save, and so by Propose,
 // when the store already holds its capacity of pending records.
 var ErrStoreFull = errors.New("execgate: approval store is full")
 
-// ErrNoRecord is returned by an ApprovalStore's Take when it holds no
+// ErrNoRecord is returned by an [ApprovalStore]'s Take when it holds no
 // record with the requested ID.
 var ErrNoRecord = errors.New("execgate: no such approval record")
 
-// ErrDuplicateID is returned by an ApprovalStore's Save when a record with
+// ErrDuplicateID is returned by an [ApprovalStore]'s Save when a record with
 // the same ID is already stored.
 var ErrDuplicateID = errors.New("execgate: approval ID already stored")
 
 // ErrorKind names a kind of refusal. It is the one vocabulary of every
-// surface that reports a refusal: Event.Error in the audit trail, the Kind
+// surface that reports a refusal: [Event.Error] in the audit trail, the Kind
 // of a refusal over MCP (package mcpserver), and the "kind" of an error
 // from the execgate binary's HTTP API, its run command and its explain
-// command. KindOf classifies any error the gate returns; the two kinds for
-// refusals made before the gate, ErrorKindUnauthenticated and
-// ErrorKindRequest, are named by the server that made them (see
-// Executor.RecordRefusal).
+// command. [KindOf] classifies any error the gate returns; the two kinds for
+// refusals made before the gate, [ErrorKindUnauthenticated] and
+// [ErrorKindRequest], are named by the server that made them (see
+// [Executor.RecordRefusal]).
 //
 // Each kind says what the caller can do about it:
 //
@@ -206,40 +206,40 @@ var ErrDuplicateID = errors.New("execgate: approval ID already stored")
 type ErrorKind string
 
 // Kinds of refusal. They are untyped constants, so that they compare with
-// the string fields that carry a kind (Event.Error, Refusal.Kind) and
-// convert to ErrorKind, which KindOf returns.
+// the string fields that carry a kind ([Event.Error], [Refusal.Kind]) and
+// convert to [ErrorKind], which [KindOf] returns.
 const (
-	// ErrorKindNotFound: the name is not allowlisted (*NotFoundError);
-	// nothing was decoded and no Policy was asked.
+	// ErrorKindNotFound: the name is not allowlisted ([*NotFoundError]);
+	// nothing was decoded and no [Policy] was asked.
 	ErrorKindNotFound = "not_found"
 	// ErrorKindValidation: the input, the principal, the reason, an
 	// approval envelope or an approval ID was refused
-	// (*ValidationError); its Issues name each field.
+	// ([*ValidationError]); its Issues name each field.
 	ErrorKindValidation = "validation"
-	// ErrorKindPolicy: the Policy, or the spec's Floor, denied the call,
+	// ErrorKindPolicy: the [Policy], or the spec's Floor, denied the call,
 	// refused it for a rate limit, or holds it for an approval that the
-	// path it came by does not take (*PolicyError); Action says which and
+	// path it came by does not take ([*PolicyError]); Action says which and
 	// Rule names the rule.
 	ErrorKindPolicy = "policy"
-	// ErrorKindApproval: an approval cannot be executed (*ApprovalError);
-	// Reason is ReasonUnknown, ReasonExpired, ReasonDigestMismatch or
-	// ReasonPolicyChanged.
+	// ErrorKindApproval: an approval cannot be executed ([*ApprovalError]);
+	// Reason is [ReasonUnknown], [ReasonExpired], [ReasonDigestMismatch] or
+	// [ReasonPolicyChanged].
 	ErrorKindApproval = "approval"
-	// ErrorKindBusy: a concurrency bound of the Executor was reached
-	// (*BusyError); the same call may be made again once a command has
+	// ErrorKindBusy: a concurrency bound of the [Executor] was reached
+	// ([*BusyError]); the same call may be made again once a command has
 	// ended.
 	ErrorKindBusy = "busy"
-	// ErrorKindAudit: the Auditor could not record the call
-	// (*AuditError), so the gate, failing closed, started nothing.
+	// ErrorKindAudit: the [Auditor] could not record the call
+	// ([*AuditError]), so the gate, failing closed, started nothing.
 	ErrorKindAudit = "audit"
 	// ErrorKindStoreFull: there is no room for another pending approval
-	// (ErrStoreFull from the ApprovalStore, or a server's own bound on the
+	// ([ErrStoreFull] from the [ApprovalStore], or a server's own bound on the
 	// approvals it keeps waiting); retry once some are decided or have
 	// expired.
 	ErrorKindStoreFull = "store_full"
-	// ErrorKindInternal: any other error: the Policy's own, an
-	// ApprovalStore's other than ErrStoreFull (ErrDuplicateID among them),
-	// a *ConfigError, a context's. Servers log its message and do not show
+	// ErrorKindInternal: any other error: the [Policy]'s own, an
+	// [ApprovalStore]'s other than [ErrStoreFull] ([ErrDuplicateID] among them),
+	// a [*ConfigError], a context's. Servers log its message and do not show
 	// it.
 	ErrorKindInternal = "internal"
 	// ErrorKindUnauthenticated: a server in front of the gate refused a
@@ -250,13 +250,13 @@ const (
 	// authenticated caller's role may do; the refusal's reason says which.
 	ErrorKindRequest = "request"
 
-	// ErrorKindStore is the kind ErrStoreFull had before ErrorKindStoreFull
-	// ("store", which ErrDuplicateID had too).
+	// ErrorKindStore is the kind [ErrStoreFull] had before [ErrorKindStoreFull]
+	// ("store", which [ErrDuplicateID] had too).
 	//
 	// Deprecated: use ErrorKindStoreFull, which it equals.
 	ErrorKindStore = ErrorKindStoreFull
 	// ErrorKindOther is the kind of an error no other kind names ("error"
-	// before ErrorKindInternal).
+	// before [ErrorKindInternal]).
 	//
 	// Deprecated: use ErrorKindInternal, which it equals.
 	ErrorKindOther = ErrorKindInternal
@@ -271,11 +271,11 @@ var errorKinds = []ErrorKind{
 }
 
 // KindOf classifies an error that Run, Submit, Decide, Propose, Execute,
-// Reject or an ApprovalStore returned, also wrapped: the first of
-// *NotFoundError, *ValidationError, *PolicyError, *ApprovalError,
-// *AuditError, *BusyError and ErrStoreFull that errors.As or errors.Is
+// Reject or an [ApprovalStore] returned, also wrapped: the first of
+// [*NotFoundError], [*ValidationError], [*PolicyError], [*ApprovalError],
+// [*AuditError], [*BusyError] and [ErrStoreFull] that errors.As or errors.Is
 // finds in err gives its kind, and any other error is
-// ErrorKindInternal. A nil err has the kind "".
+// [ErrorKindInternal]. A nil err has the kind "".
 func KindOf(err error) ErrorKind {
 	if err == nil {
 		return ""

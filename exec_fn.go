@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Invocation is everything an ExecFn needs to start one process. The
-// Executor builds it from the allowlisted spec and the validated Argv;
+// Invocation is everything an [ExecFn] needs to start one process. The
+// [Executor] builds it from the allowlisted spec and the validated [Argv];
 // nothing in it comes from the caller except Args and Stdin, and those have
 // passed the spec's schema.
 type Invocation struct {
@@ -15,7 +15,7 @@ type Invocation struct {
 	// Path is the absolute path of the executable.
 	Path string
 	// SHA256 is the pinned lowercase hex digest of the executable's content,
-	// or "" for no pin. An ExecFn that starts real processes must refuse to
+	// or "" for no pin. An [ExecFn] that starts real processes must refuse to
 	// start a file that does not match it.
 	SHA256 string
 	// Args are the arguments after the program name (argv[1:]).
@@ -35,45 +35,45 @@ type Invocation struct {
 	// MaxOutput is how many bytes of each stream to keep. It is always
 	// positive.
 	MaxOutput int
-	// Confine, if not nil, is the spec's normalized Confinement, a copy
-	// for this call. An ExecFn that starts real processes must apply all
-	// of it, or, where it cannot: refuse to start anything (Outcome.Err)
+	// Confine, if not nil, is the spec's normalized [Confinement], a copy
+	// for this call. An [ExecFn] that starts real processes must apply all
+	// of it, or, where it cannot: refuse to start anything ([Outcome.Err])
 	// unless Confine.BestEffort is set, and then name what it did not
-	// apply in Outcome.Unconfined. Nil means no confinement.
+	// apply in [Outcome.Unconfined]. Nil means no confinement.
 	Confine *Confinement
 }
 
-// Outcome is what a process did, as reported by an ExecFn. The Executor
-// turns it into a Result, normalizing it so that the rules documented on
-// Termination hold whatever the ExecFn returned.
+// Outcome is what a process did, as reported by an [ExecFn]. The [Executor]
+// turns it into a [Result], normalizing it so that the rules documented on
+// [Termination] hold whatever the ExecFn returned.
 type Outcome struct {
-	// ExitCode is the process's exit status when Termination is "" or
-	// TerminationExit. The Executor reports -1 for every other termination.
+	// ExitCode is the process's exit status when [Termination] is "" or
+	// [TerminationExit]. The [Executor] reports -1 for every other termination.
 	ExitCode int
-	// Stdout and Stderr are the kept output. The Executor cuts them to
+	// Stdout and Stderr are the kept output. The [Executor] cuts them to
 	// MaxOutput and adds what it cut to the dropped counts.
 	Stdout, Stderr []byte
 	// StdoutDropped and StderrDropped count bytes read and not kept.
 	StdoutDropped, StderrDropped int64
 	// OutputIncomplete reports that a stream may hold more than was read:
-	// its pipe was still open when the ExecFn stopped reading, so bytes
+	// its pipe was still open when the [ExecFn] stopped reading, so bytes
 	// written after that were neither kept nor counted.
 	OutputIncomplete bool
-	// Termination says how the process ended; "" means TerminationExit.
+	// Termination says how the process ended; "" means [TerminationExit].
 	Termination Termination
 	// Signal is the name of the signal that ended the process ("SIGKILL"),
 	// or "" if it was not ended by a signal.
 	Signal string
 	// PID is the process ID, or 0 if no process was started.
 	PID int
-	// Unconfined names the parts of Invocation.Confine that were not
-	// applied, in the vocabulary of Result.Unconfined; nil if everything
+	// Unconfined names the parts of [Invocation.Confine] that were not
+	// applied, in the vocabulary of [Result.Unconfined]; nil if everything
 	// was (or there was no confinement).
 	Unconfined []string
 	// Err, if not nil, means the process could not be started; the
-	// Executor then reports TerminationSpawnError with ExitCode -1, PID 0
+	// [Executor] then reports [TerminationSpawnError] with ExitCode -1, PID 0
 	// and no Signal, keeping only Stdout and Stderr. Its message is shown
-	// in Result.SpawnError, so it must not contain secrets.
+	// in [Result.SpawnError], so it must not contain secrets.
 	Err error
 }
 
@@ -86,10 +86,10 @@ type Outcome struct {
 // (never the caller's), Dir, Stdin, the timeouts and MaxOutput; it must
 // return when ctx is done, ending the process; and it must never run a
 // shell. It reports every result, including a failure to start, in the
-// Outcome, and may be called concurrently.
+// [Outcome], and may be called concurrently.
 type ExecFn func(ctx context.Context, inv Invocation) Outcome
 
-// DefaultExecFn is the ExecFn used when Config.ExecFn is nil. On Unix
+// DefaultExecFn is the [ExecFn] used when [Config.ExecFn] is nil. On Unix
 // systems (Linux, macOS, the BSDs) it starts the executable directly with
 // os/exec, never through a shell, as the leader of a new process group,
 // with argv[0] set to inv.Path, exactly inv.Env (a nil Env is empty, never
@@ -99,16 +99,16 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // most inv.MaxOutput bytes each while the rest is drained and counted, so
 // the child never blocks on a full pipe and memory stays bounded.
 //
-// If ctx is already done, nothing is started and the Outcome says
-// TerminationCanceled. inv.Timeout counts from the start of the process.
+// If ctx is already done, nothing is started and the [Outcome] says
+// [TerminationCanceled]. inv.Timeout counts from the start of the process.
 // When it passes, when no output arrives on either stream for
 // inv.NoOutputTimeout, or when ctx is done, the whole process group is
 // killed with SIGKILL, and the leader by its own process ID as well (it
 // may have moved itself into another group), and the Outcome reports that
 // reason, with the signal that ended the leader; a leader that had
 // already exited with a status
-// reports TerminationExit. A leader ended by a signal DefaultExecFn did not
-// send reports TerminationSignal. When the leader exits on its own,
+// reports [TerminationExit]. A leader ended by a signal DefaultExecFn did not
+// send reports [TerminationSignal]. When the leader exits on its own,
 // whatever is left of its group is killed too. On Linux the group is
 // killed before the leader is reaped, so its process group ID cannot have
 // been reused. Elsewhere the leader has to be reaped first: a group kill
@@ -119,7 +119,7 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // DefaultExecFn returns about a second after the leader has ended at most,
 // even if a process that left the group (with setsid, for example) still
 // holds the output pipes open: the output it writes after that is lost,
-// Outcome.OutputIncomplete says so, and the process itself is beyond
+// [Outcome.OutputIncomplete] says so, and the process itself is beyond
 // DefaultExecFn's reach and keeps running. Output already in the pipes
 // when that second ends is still read, so a pause of the calling process
 // (a stopped process, a starved machine) loses nothing that the command's
@@ -148,7 +148,7 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // other Unix systems the path is hashed and then executed by path, which
 // leaves a short window in which a replaced file would run.
 //
-// Start failures are reported in Outcome.Err with PID 0; the message names
+// Start failures are reported in [Outcome.Err] with PID 0; the message names
 // the executable and, if it is at fault, the working directory, and never
 // the environment or stdin.
 //
@@ -157,7 +157,7 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // becomes the command, so the PID, the process group, the exit status and
 // the output are the command's own. A confinement the kernel cannot apply
 // is a spawn error unless inv.Confine.BestEffort is set; then the process
-// runs with what could be applied and Outcome.Unconfined says what could
+// runs with what could be applied and [Outcome.Unconfined] says what could
 // not. On other Unix systems a confinement cannot be applied at all: a
 // required one is a spawn error, a best-effort one runs the command
 // unconfined and says so.

@@ -28,12 +28,12 @@ const (
 	// however much the child writes.
 	readChunk = 32 << 10
 
-	// drainGrace is how long DefaultExecFn keeps waiting for output after
+	// drainGrace is how long [DefaultExecFn] keeps waiting for output after
 	// the leader has been reaped and its group killed. Only a process that
 	// left the group (with setsid, for example) can still hold the pipes
 	// then. When the grace ends, what is already in the pipes is still
 	// read, without waiting; what is written after that is lost, and the
-	// Outcome says so (OutputIncomplete).
+	// [Outcome] says so (OutputIncomplete).
 	drainGrace = time.Second
 
 	// maxSweep bounds what the last read of a pipe, after the grace, takes
@@ -125,7 +125,7 @@ func startError(inv Invocation, err error) error {
 	return fmt.Errorf("execgate: cannot start %s: %w", inv.Path, pathErrorCause(err))
 }
 
-// pipes are the three pipes between DefaultExecFn and one child. The child
+// pipes are the three pipes between [DefaultExecFn] and one child. The child
 // ends (inR, outW, errW) are handed to the child as *os.File, so os/exec
 // starts no copying goroutines of its own, and closed in the parent right
 // after Start. The parent ends are pollable, so closing one from another

@@ -11,39 +11,39 @@ import (
 )
 
 // DefaultApprovalTTL is how long an approval stays executable when
-// Config.ApprovalTTL is zero.
+// [Config.ApprovalTTL] is zero.
 const DefaultApprovalTTL = 15 * time.Minute
 
-// Config configures an Executor. Only Allowlist is required.
+// Config configures an [Executor]. Only [Allowlist] is required.
 type Config struct {
-	// Allowlist is the set of commands the Executor may run. It is
+	// Allowlist is the set of commands the [Executor] may run. It is
 	// required; replace it later with SetAllowlist.
 	Allowlist *Allowlist
-	// ExecFn starts processes. Nil means DefaultExecFn.
+	// ExecFn starts processes. Nil means [DefaultExecFn].
 	ExecFn ExecFn
 	// Store keeps pending approvals between Propose and Execute. Nil means
-	// a new MemoryStore with the default capacity and this Config's Now.
+	// a new [MemoryStore] with the default capacity and this [Config]'s Now.
 	Store ApprovalStore
 	// ApprovalTTL is how long a proposed approval stays executable. Zero
-	// means DefaultApprovalTTL; negative is refused.
+	// means [DefaultApprovalTTL]; negative is refused.
 	ApprovalTTL time.Duration
-	// Now is the Executor's clock, for Result.At, Result.Duration and
+	// Now is the [Executor]'s clock, for [Result.At], [Result.Duration] and
 	// approval expiry. Nil means time.Now.
 	Now func() time.Time
 	// Policy decides who may run what. Nil allows every allowlisted call.
 	Policy Policy
-	// Auditor receives one Event per call, refused or run. Nil means no
-	// audit trail. See Auditor for how a failing Auditor stops calls.
+	// Auditor receives one [Event] per call, refused or run. Nil means no
+	// audit trail. See [Auditor] for how a failing Auditor stops calls.
 	Auditor Auditor
-	// AuditFailOpen lets calls go ahead when the Auditor reports it is not
+	// AuditFailOpen lets calls go ahead when the [Auditor] reports it is not
 	// ready or cannot record a call's intent. False (fail closed) refuses
-	// them with an *AuditError.
+	// them with an [*AuditError].
 	AuditFailOpen bool
-	// MaxConcurrent bounds how many processes the Executor has handed to
-	// the ExecFn and not yet seen end, in all. Zero means no bound;
+	// MaxConcurrent bounds how many processes the [Executor] has handed to
+	// the [ExecFn] and not yet seen end, in all. Zero means no bound;
 	// negative is refused. A call over the bound waits for a slot for
 	// MaxQueueWait at most, within its context, and is then refused with
-	// a *BusyError; nothing has started then.
+	// a [*BusyError]; nothing has started then.
 	MaxConcurrent int
 	// MaxConcurrentPerPrincipal bounds the same per principal: the
 	// caller's, for Execute too (the approver's, not the proposer's, whose
@@ -58,7 +58,7 @@ type Config struct {
 
 // Executor is the gate: it runs allowlisted commands with validated input,
 // directly or through an approval. An Executor is safe for concurrent use.
-// Make one with NewExecutor; the zero Executor refuses every name, knows no
+// Make one with [NewExecutor]; the zero Executor refuses every name, knows no
 // approval and cannot store one.
 type Executor struct {
 	allow  atomic.Pointer[Allowlist]
@@ -73,7 +73,7 @@ type Executor struct {
 	slots         *slots // nil: no concurrency bound
 }
 
-// NewExecutor returns an Executor for cfg. It returns a *ConfigError if
+// NewExecutor returns an [Executor] for cfg. It returns a [*ConfigError] if
 // cfg.Allowlist is nil or cfg.ApprovalTTL, a concurrency bound or
 // cfg.MaxQueueWait is negative.
 func NewExecutor(cfg Config) (*Executor, error) {
@@ -140,7 +140,7 @@ func (x *Executor) spawner() ExecFn {
 	return x.execFn
 }
 
-// zeroStore is the store of a zero Executor: it holds nothing and accepts
+// zeroStore is the store of a zero [Executor]: it holds nothing and accepts
 // nothing.
 type zeroStore struct{}
 
@@ -157,7 +157,7 @@ func (x *Executor) approvals() ApprovalStore {
 	return x.store
 }
 
-// SetAllowlist replaces the Executor's allowlist atomically. Calls that have
+// SetAllowlist replaces the [Executor]'s allowlist atomically. Calls that have
 // already been validated finish with the spec they were validated against;
 // pending approvals are re-checked against a at Execute. A nil a refuses
 // every name.
@@ -165,28 +165,28 @@ func (x *Executor) SetAllowlist(a *Allowlist) {
 	x.allow.Store(a)
 }
 
-// Allowlist returns the Executor's current allowlist, which may be nil.
+// Allowlist returns the [Executor]'s current allowlist, which may be nil.
 func (x *Executor) Allowlist() *Allowlist {
 	return x.allow.Load()
 }
 
-// Proposer returns a Proposer that always uses the Executor's current
+// Proposer returns a [Proposer] that always uses the [Executor]'s current
 // allowlist.
 func (x *Executor) Proposer() *Proposer {
 	return &Proposer{current: &x.allow}
 }
 
-// Run looks name up, validates input, asks the Policy, and runs the
-// command now. It is Submit with SubmitOptions.NoPropose.
+// Run looks name up, validates input, asks the [Policy], and runs the
+// command now. It is Submit with [SubmitOptions.NoPropose].
 //
-// A refusal returns an error and starts nothing: *NotFoundError for a name
-// that is not allowlisted, *ValidationError for refused input,
-// *PolicyError when the Policy denies the call or requires an approval
-// (use Submit, or Propose), *BusyError when a concurrency bound is
-// reached, *AuditError when the Auditor cannot record the call's intent,
+// A refusal returns an error and starts nothing: [*NotFoundError] for a name
+// that is not allowlisted, [*ValidationError] for refused input,
+// [*PolicyError] when the Policy denies the call or requires an approval
+// (use Submit, or Propose), [*BusyError] when a concurrency bound is
+// reached, [*AuditError] when the [Auditor] cannot record the call's intent,
 // or the Policy's own error. Once a call has passed those checks, Run
-// returns a Result and a nil error whatever the process does, including
-// when it cannot be started (see Termination).
+// returns a [Result] and a nil error whatever the process does, including
+// when it cannot be started (see [Termination]).
 func (x *Executor) Run(ctx context.Context, name string, input json.RawMessage) (Result, error) {
 	ev := x.newEvent(ctx, OpRun, name)
 	sub, err := x.submit(ctx, name, input, SubmitOptions{NoPropose: true}, ev)
@@ -194,8 +194,8 @@ func (x *Executor) Run(ctx context.Context, name string, input json.RawMessage) 
 	return sub.Result, err
 }
 
-// FloorRule is the Decision.Rule, and so the PolicyError.Rule, of a
-// decision that a spec's Floor made stricter than the Policy's.
+// FloorRule is the [Decision.Rule], and so the [PolicyError.Rule], of a
+// decision that a spec's Floor made stricter than the [Policy]'s.
 const FloorRule = "floor"
 
 // decide asks the Policy, if any, and applies the spec's Floor (see ask
@@ -354,7 +354,7 @@ func addCount(reported, cut int64) int64 {
 	return reported + cut
 }
 
-// Execute runs the call an Approval stands for, at most once.
+// Execute runs the call an [Approval] stands for, at most once.
 //
 // Execute is the approver's side of the gate: the envelope works like a
 // bearer token for the proposed call, and Propose hands it to the proposer.
@@ -363,28 +363,28 @@ func addCount(reported, cut int64) int64 {
 //
 // Execute trusts nothing in ap but its ID and Digest. In order, it: refuses
 // a malformed envelope (not a UUID, not a 64-hex digest, over the size
-// limits) with a *ValidationError, before the store is touched; takes the
+// limits) with a [*ValidationError], before the store is touched; takes the
 // stored record, atomically, so that no other Execute or Reject can have
-// it; refuses an expired record (the Executor's clock at or past
+// it; refuses an expired record (the [Executor]'s clock at or past
 // ExpiresAt); recomputes the digest from the envelope it was handed and
 // compares it, and the digest it carries, with the stored one, in constant
 // time; looks the name up again in the current allowlist and compares the
 // spec's fingerprint with the stored one; validates the stored input again
 // with the current schema and compares the argv and stdin it builds with
-// the stored ones; asks the current Policy; and then runs the call with the
+// the stored ones; asks the current [Policy]; and then runs the call with the
 // current spec's environment and directory.
 //
-// Refusals are *ApprovalError (ReasonUnknown, ReasonExpired,
-// ReasonDigestMismatch, ReasonPolicyChanged), *ValidationError when the
-// current schema refuses the stored input, *PolicyError when the Policy
-// now denies the call, *BusyError when a concurrency bound is reached,
-// *AuditError when the Auditor is not ready or cannot record the call's
+// Refusals are [*ApprovalError] ([ReasonUnknown], [ReasonExpired],
+// [ReasonDigestMismatch], [ReasonPolicyChanged]), *ValidationError when the
+// current schema refuses the stored input, [*PolicyError] when the Policy
+// now denies the call, [*BusyError] when a concurrency bound is reached,
+// [*AuditError] when the [Auditor] is not ready or cannot record the call's
 // intent, or the store's error. A *BusyError, and an *AuditError from a
-// ReadyAuditor that reports itself not ready, come before the record is
+// [ReadyAuditor] that reports itself not ready, come before the record is
 // taken and leave the approval pending; once the record has been taken,
 // every refusal leaves it consumed (an intent that fails to be recorded
 // even though the Auditor said it was ready among them). A call that runs returns a
-// Result and a nil error, as with Run.
+// [Result] and a nil error, as with Run.
 func (x *Executor) Execute(ctx context.Context, ap Approval) (Result, error) {
 	ev := x.newEvent(ctx, OpExecute, "")
 	res, err := x.execute(ctx, ap, ev)
@@ -472,7 +472,7 @@ func (x *Executor) execute(ctx context.Context, ap Approval, ev *Event) (Result,
 // reports whether a pending record was removed: false for an unknown ID,
 // one already executed or rejected, or one that had expired. Reject and
 // Execute race for the same record and exactly one of them wins. A
-// malformed id is refused with a *ValidationError before the store is
+// malformed id is refused with a [*ValidationError] before the store is
 // touched.
 func (x *Executor) Reject(ctx context.Context, id string) (bool, error) {
 	ev := x.newEvent(ctx, OpReject, "")

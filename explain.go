@@ -13,7 +13,7 @@ type ArgNote struct {
 	// Why names the part of the spec that accepted or placed it: a fixed
 	// leading argument, a declared flag and the rule its value passed, a
 	// positional and its pattern, the subcommand of a dispatcher, or the
-	// build function of a Struct schema.
+	// build function of a [Struct] schema.
 	Why string `json:"why"`
 }
 
@@ -24,9 +24,9 @@ type argExplainer interface {
 }
 
 // Explain validates input for name exactly as Check does and, for an
-// accepted call, returns one ArgNote per argument of its argv, saying
+// accepted call, returns one [ArgNote] per argument of its argv, saying
 // which part of the spec accepted or placed it. It starts nothing and asks
-// no Policy. A refused call returns the same error as Check, whose Issues
+// no [Policy]. A refused call returns the same error as Check, whose Issues
 // name each refused token and why.
 func (p *Proposer) Explain(name string, input json.RawMessage) ([]ArgNote, error) {
 	c, err := prepare(p.allowlist(), name, input)

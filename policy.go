@@ -10,9 +10,9 @@ import (
 // wait for an approval, or is refused. The allowlist says what can ever run;
 // a Policy says who may run it and when.
 //
-// The Executor asks the Policy on Run (ActionRequireApproval refuses with a
-// *PolicyError telling the caller to Propose), on Submit (once, as on Run:
-// ActionRequireApproval proposes the call), on Propose (ActionDeny
+// The [Executor] asks the Policy on Run ([ActionRequireApproval] refuses with a
+// [*PolicyError] telling the caller to Propose), on Submit (once, as on Run:
+// ActionRequireApproval proposes the call), on Propose ([ActionDeny]
 // refuses), and again on Execute against the policy in force then
 // (ActionDeny refuses and the approval stays consumed). A Policy is asked
 // only after lookup and validation have succeeded. Decide may be called
@@ -21,10 +21,10 @@ type Policy interface {
 	Decide(ctx context.Context, req Request) (Decision, error)
 }
 
-// Request is what a Policy decides on.
+// Request is what a [Policy] decides on.
 type Request struct {
-	// Op is the Executor method asking: OpRun, OpPropose or OpExecute. A
-	// Policy that counts calls (a rate limit) may count a proposed call at
+	// Op is the [Executor] method asking: [OpRun], [OpPropose] or [OpExecute]. A
+	// [Policy] that counts calls (a rate limit) may count a proposed call at
 	// OpPropose only, since the same call is asked about again at
 	// OpExecute.
 	Op string
@@ -37,37 +37,37 @@ type Request struct {
 	Approver string
 	// Name is the requested command name.
 	Name string
-	// Spec is the allowlisted spec, as Allowlist.Lookup reports it.
+	// Spec is the allowlisted spec, as [Allowlist.Lookup] reports it.
 	Spec CommandSpec
 	// Argv is what the call would run with.
 	Argv Argv
-	// ProposeIfHeld reports, for OpRun, that a call the Policy holds for
+	// ProposeIfHeld reports, for [OpRun], that a call the [Policy] holds for
 	// approval will be proposed at once rather than refused: the call
-	// came through Executor.Submit (or Executor.Decide, which asks what
-	// Submit would), and will not be asked about at OpPropose. A Policy
+	// came through [Executor.Submit] (or [Executor.Decide], which asks what
+	// Submit would), and will not be asked about at [OpPropose]. A Policy
 	// that counts proposed calls at OpPropose counts such a call at this
-	// OpRun instead. It is false for every other Op and for Executor.Run.
+	// OpRun instead. It is false for every other Op and for [Executor.Run].
 	ProposeIfHeld bool
 	// DryRun reports that nothing will be done with the answer: the call
-	// is only being decided (Executor.Decide). A Policy must change no
+	// is only being decided ([Executor.Decide]). A [Policy] must change no
 	// state for it, and count nothing; one that can only judge a limit by
 	// counting answers as if the limit were not reached.
 	DryRun bool
 }
 
-// Decision is a Policy's answer.
+// Decision is a [Policy]'s answer.
 type Decision struct {
-	// Action is ActionAllow, ActionDeny, ActionRequireApproval or
-	// ActionRateLimited. Any other value is treated as ActionDeny.
+	// Action is [ActionAllow], [ActionDeny], [ActionRequireApproval] or
+	// [ActionRateLimited]. Any other value is treated as ActionDeny.
 	Action string
 	// Rule names the rule that decided, for errors and audit records.
 	Rule string
-	// Grant names the grant that turned ActionRequireApproval into
-	// ActionAllow, if one did, for audit records.
+	// Grant names the grant that turned [ActionRequireApproval] into
+	// [ActionAllow], if one did, for audit records.
 	Grant string
 }
 
-// PolicyFunc adapts a function to the Policy interface.
+// PolicyFunc adapts a function to the [Policy] interface.
 type PolicyFunc func(ctx context.Context, req Request) (Decision, error)
 
 // Decide calls f(ctx, req).
@@ -78,7 +78,7 @@ func (f PolicyFunc) Decide(ctx context.Context, req Request) (Decision, error) {
 // MaxPrincipalBytes bounds a principal's length. Run, Propose and Execute
 // refuse a principal that is longer, is not valid UTF-8, or holds white
 // space or a character no argv token may hold (control, formatting and
-// invisible characters, see [Flags]), with a *ValidationError for the
+// invisible characters, see [Flags]), with a [*ValidationError] for the
 // field "principal". The empty principal is the unknown one. The MCP
 // server and package config apply the same rule.
 const MaxPrincipalBytes = inputrules.MaxPrincipalBytes
@@ -95,12 +95,12 @@ func checkPrincipal(name, principal string) error {
 type principalKey struct{}
 
 // WithPrincipal returns a copy of ctx that carries the identity of the
-// caller, for the Policy.
+// caller, for the [Policy].
 func WithPrincipal(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, principalKey{}, id)
 }
 
-// PrincipalFrom returns the principal stored by WithPrincipal, or "".
+// PrincipalFrom returns the principal stored by [WithPrincipal], or "".
 func PrincipalFrom(ctx context.Context) string {
 	id, _ := ctx.Value(principalKey{}).(string)
 	return id

@@ -30,14 +30,14 @@ type Proposal struct {
 }
 
 // Proposer validates calls against an allowlist without any means to run
-// them: it holds no store and no ExecFn. The zero Proposer refuses every
+// them: it holds no store and no [ExecFn]. The zero Proposer refuses every
 // name. A Proposer is safe for concurrent use.
 type Proposer struct {
 	static  *Allowlist
 	current *atomic.Pointer[Allowlist]
 }
 
-// NewProposer returns a Proposer for a.
+// NewProposer returns a [Proposer] for a.
 func NewProposer(a *Allowlist) *Proposer {
 	return &Proposer{static: a}
 }
@@ -53,9 +53,9 @@ func (p *Proposer) allowlist() *Allowlist {
 }
 
 // Check looks name up and validates input exactly as Run and Propose do,
-// and reports what would run. It returns a *NotFoundError for a name that is
-// not allowlisted and a *ValidationError for refused input. It asks no
-// Policy and starts nothing.
+// and reports what would run. It returns a [*NotFoundError] for a name that is
+// not allowlisted and a [*ValidationError] for refused input. It asks no
+// [Policy] and starts nothing.
 func (p *Proposer) Check(name string, input json.RawMessage) (Proposal, error) {
 	c, err := prepare(p.allowlist(), name, input)
 	if err != nil {
@@ -165,15 +165,15 @@ func parseInput(e *entry, sub string, input json.RawMessage) (argv Argv, err err
 // system to approve. It is safe to show and to serialize: it carries the
 // command and argv but never the environment or the raw input.
 //
-// An Approval authorizes nothing by itself. Executor.Execute takes the
+// An Approval authorizes nothing by itself. [Executor.Execute] takes the
 // private record stored under ID, checks that this envelope, recomputed,
 // gives the same Digest as the stored one, and re-checks the record
 // against the current allowlist. Changing any field makes Execute refuse.
 type Approval struct {
 	// ID is a UUIDv7 naming the stored record.
 	ID string `json:"id"`
-	// Principal is who proposed the call (PrincipalFrom the context of
-	// Propose), or "". Execute asks the Policy about this principal's
+	// Principal is who proposed the call ([PrincipalFrom] the context of
+	// Propose), or "". Execute asks the [Policy] about this principal's
 	// call, not about the approver's.
 	Principal string `json:"principal"`
 	// Name is the logical command name.
@@ -188,25 +188,25 @@ type Approval struct {
 	Reason string `json:"reason"`
 	// PolicyVersion is the spec's PolicyVersion when it was proposed.
 	PolicyVersion string `json:"policyVersion"`
-	// CreatedAt is when it was proposed, by the Executor's clock.
+	// CreatedAt is when it was proposed, by the [Executor]'s clock.
 	CreatedAt time.Time `json:"createdAt"`
 	// ExpiresAt is when it stops being executable: it is valid while the
-	// Executor's clock is before ExpiresAt.
+	// [Executor]'s clock is before ExpiresAt.
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// Propose looks name up, validates input and asks the Policy exactly as Run
-// does, but instead of running the call it stores a private Record and
-// returns an Approval for a person or another system to approve. Execute
+// Propose looks name up, validates input and asks the [Policy] exactly as Run
+// does, but instead of running the call it stores a private [Record] and
+// returns an [Approval] for a person or another system to approve. Execute
 // runs it, once. reason is free text shown to the approver, at most
-// MaxReasonBytes of UTF-8. To run a call when the Policy allows it and
+// [MaxReasonBytes] of UTF-8. To run a call when the Policy allows it and
 // propose it only when the Policy holds it, use Submit.
 //
 // The Record keeps a private copy of input: changing the caller's buffer
-// afterwards changes nothing. A refusal returns *NotFoundError,
-// *ValidationError (also for a call whose argv exceeds MaxApprovalArgs or
-// MaxApprovalArgBytes, or a bad reason), *PolicyError when the Policy
-// denies, or the store's error, such as ErrStoreFull.
+// afterwards changes nothing. A refusal returns [*NotFoundError],
+// [*ValidationError] (also for a call whose argv exceeds [MaxApprovalArgs] or
+// [MaxApprovalArgBytes], or a bad reason), [*PolicyError] when the Policy
+// denies, or the store's error, such as [ErrStoreFull].
 func (x *Executor) Propose(ctx context.Context, name string, input json.RawMessage, reason string) (Approval, error) {
 	ev := x.newEvent(ctx, OpPropose, name)
 	ap, err := x.propose(ctx, name, input, reason, ev)
@@ -250,17 +250,17 @@ func newID() string {
 	return id.String()
 }
 
-// maxApprovalJSON bounds the size of an encoded Approval that
+// maxApprovalJSON bounds the size of an encoded [Approval] that
 // UnmarshalJSON reads: room for the largest argv the envelope limits allow,
 // escaped, and the other fields.
 const maxApprovalJSON = 2*MaxApprovalArgs*MaxApprovalArgBytes + 64<<10
 
-// UnmarshalJSON decodes an Approval strictly, so that an envelope that was
+// UnmarshalJSON decodes an [Approval] strictly, so that an envelope that was
 // changed on its way back from the approver is refused rather than quietly
 // reshaped: unknown fields (an added "env", say), duplicate keys, keys that
 // match a field only case-insensitively, values of the wrong type, NUL
 // bytes, invalid UTF-8 and trailing data are refused with a
-// *ValidationError naming the field. JSON null leaves ap unchanged. A
+// [*ValidationError] naming the field. JSON null leaves ap unchanged. A
 // decoded Approval still authorizes nothing until Execute has checked it
 // against its stored record.
 func (ap *Approval) UnmarshalJSON(data []byte) error {

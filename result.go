@@ -12,7 +12,7 @@ import "time"
 //	canceled           -1        false  usually SIGKILL   ""          set, or 0 if ctx was done before start
 //	spawn_error        -1        false  ""                set         0
 //
-// A spec's required Confinement that the kernel cannot apply ends the call
+// A spec's required [Confinement] that the kernel cannot apply ends the call
 // in "spawn_error" before the command runs. A resource limit of a
 // Confinement that stops the command ends it in "signal", with the signal
 // the kernel sent (SIGXCPU or SIGKILL for CPU, SIGXFSZ for file size, and
@@ -29,11 +29,11 @@ import "time"
 // exited on its own with a status, the termination is "exit".
 type Termination string
 
-// The terminations a Result can report.
+// The terminations a [Result] can report.
 const (
 	// TerminationExit: the process exited on its own with ExitCode.
 	TerminationExit Termination = "exit"
-	// TerminationSignal: a signal the Executor did not send ended the
+	// TerminationSignal: a signal the [Executor] did not send ended the
 	// process.
 	TerminationSignal Termination = "signal"
 	// TerminationTimeout: the spec's Timeout passed and the process group
@@ -47,7 +47,7 @@ const (
 	TerminationCanceled Termination = "canceled"
 	// TerminationSpawnError: no process ran: the executable could not be
 	// started, its content did not match the spec's SHA256 pin, or the
-	// spec's required Confinement could not be applied.
+	// spec's required [Confinement] could not be applied.
 	TerminationSpawnError Termination = "spawn_error"
 )
 
@@ -62,7 +62,7 @@ func (t Termination) known() bool {
 
 // Result is the record of one call that passed validation and policy. Run
 // and Execute return one for every outcome of the process, with a nil
-// error; see Termination for which fields are set in which case. A Result is
+// error; see [Termination] for which fields are set in which case. A Result is
 // safe to log and serialize: it never carries the child's environment or
 // stdin.
 type Result struct {
@@ -77,7 +77,7 @@ type Result struct {
 	Command string `json:"command"`
 	// Args are the arguments after the program name.
 	Args []string `json:"args"`
-	// ExitCode is the exit status if Termination is "exit", else -1.
+	// ExitCode is the exit status if [Termination] is "exit", else -1.
 	ExitCode int `json:"exitCode"`
 	// OK reports whether the process exited on its own with status 0.
 	OK bool `json:"ok"`
@@ -99,15 +99,15 @@ type Result struct {
 	// OutputIncomplete reports that Stdout or Stderr may be missing bytes
 	// that were neither kept nor counted in the dropped counts: a process
 	// that left the process group still held an output pipe when the
-	// ExecFn stopped reading (see DefaultExecFn). It is false whenever
+	// [ExecFn] stopped reading (see [DefaultExecFn]). It is false whenever
 	// every byte written was read, which is always the case when the
 	// command's processes all ended with its leader.
 	OutputIncomplete bool `json:"outputIncomplete,omitempty"`
-	// SpawnError says why no process ran, when Termination is
-	// "spawn_error". A required Confinement the kernel cannot apply is
+	// SpawnError says why no process ran, when [Termination] is
+	// "spawn_error". A required [Confinement] the kernel cannot apply is
 	// one such reason.
 	SpawnError string `json:"spawnError,omitempty"`
-	// Unconfined names the parts of the spec's best-effort Confinement
+	// Unconfined names the parts of the spec's best-effort [Confinement]
 	// that could not be applied, so that the process ran with more access
 	// than the spec asks for: "filesystem" (no filesystem rules),
 	// "filesystem.truncate" (filesystem rules, but files outside the
@@ -116,9 +116,9 @@ type Result struct {
 	// empty when everything was applied, when the spec has no
 	// Confinement, and for a spawn_error.
 	Unconfined []string `json:"unconfined,omitempty"`
-	// At is when the call was handed to the ExecFn, from Config.Now.
+	// At is when the call was handed to the [ExecFn], from [Config.Now].
 	At time.Time `json:"at"`
-	// Duration is how long the ExecFn took, measured with Config.Now. It
+	// Duration is how long the [ExecFn] took, measured with [Config.Now]. It
 	// is encoded in JSON as integer nanoseconds.
 	Duration time.Duration `json:"duration"`
 }

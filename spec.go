@@ -9,7 +9,7 @@ import (
 	"github.com/execgate/execgate/internal/inputrules"
 )
 
-// Defaults applied by NewAllowlist to zero fields of a CommandSpec.
+// Defaults applied by [NewAllowlist] to zero fields of a [CommandSpec].
 const (
 	// DefaultTimeout is the Timeout of a spec that sets none.
 	DefaultTimeout = 30 * time.Second
@@ -18,33 +18,33 @@ const (
 	// DefaultPolicyVersion is the PolicyVersion of a spec that sets none.
 	DefaultPolicyVersion = "1"
 	// MaxInputSize is the largest JSON input, in bytes, that the gate
-	// hands to a schema. Larger inputs are refused with a ValidationError.
+	// hands to a schema. Larger inputs are refused with a [ValidationError].
 	MaxInputSize = inputrules.MaxInputBytes
 )
 
 // CommandSpec describes one allowlisted command: the logical name an agent
 // asks for, the executable that runs, how JSON input becomes its argv, and
 // the fixed conditions it runs under. A CommandSpec is only used through an
-// Allowlist, which checks it and fills in the defaults documented on each
+// [Allowlist], which checks it and fills in the defaults documented on each
 // field.
 type CommandSpec struct {
 	// Name is the logical name callers use, such as "git.log". It is
 	// required, at most 128 bytes, made of ASCII letters, digits, '_', '-'
 	// and '.', starts with a letter or digit, and has no empty segment
-	// between dots. Names are case-sensitive and unique in an Allowlist.
+	// between dots. Names are case-sensitive and unique in an [Allowlist].
 	Name string
 
 	// Command is the executable. An absolute path is kept as given
 	// (cleaned, not symlink-resolved). A bare name ("git") is looked up on
-	// PATH once, when the Allowlist is built; a match found through a
+	// PATH once, when the [Allowlist] is built; a match found through a
 	// relative PATH entry is refused, as is a relative path ("./tool",
 	// "bin/tool"). The file must exist and be executable at build time.
-	// After NewAllowlist, Lookup reports the resolved absolute path.
+	// After [NewAllowlist], Lookup reports the resolved absolute path.
 	Command string
 
 	// SHA256, if not empty, pins the executable's content: 64 hex digits
-	// (either case) of its SHA-256. NewAllowlist refuses a pin that does not
-	// match the file, and DefaultExecFn hashes the file again at every call
+	// (either case) of its SHA-256. [NewAllowlist] refuses a pin that does not
+	// match the file, and [DefaultExecFn] hashes the file again at every call
 	// and refuses to start it on a mismatch. On Linux the hashed file
 	// descriptor is the one executed, so another file cannot be renamed or
 	// linked into place between check and exec (someone who may write to
@@ -54,7 +54,7 @@ type CommandSpec struct {
 	SHA256 string
 
 	// Args turns JSON input into the argv and stdin of one call. It is
-	// required. See Struct, Fixed and Flags.
+	// required. See [Struct], [Fixed] and [Flags].
 	Args ArgsSchema
 
 	// Description is a human-readable summary shown in tool listings.
@@ -62,51 +62,51 @@ type CommandSpec struct {
 
 	// Env is the child's whole environment. Nothing is inherited from the
 	// calling process: a nil or empty Env runs the child with an empty
-	// environment. Use InheritEnv to copy named variables explicitly.
+	// environment. Use [InheritEnv] to copy named variables explicitly.
 	// Keys must be non-empty and contain neither '=' nor NUL; values must
-	// not contain NUL. NewAllowlist copies the map.
+	// not contain NUL. [NewAllowlist] copies the map.
 	Env map[string]string
 
 	// Dir is the child's working directory and must be absolute. If Dir is
 	// empty, it is the working directory of the calling process at the
-	// time the Allowlist is built, captured then.
+	// time the [Allowlist] is built, captured then.
 	Dir string
 
 	// Timeout bounds a call's wall time; when it passes, the child's whole
-	// process group is killed and the Result says "timeout". Zero means
-	// DefaultTimeout; negative is refused.
+	// process group is killed and the [Result] says "timeout". Zero means
+	// [DefaultTimeout]; negative is refused.
 	Timeout time.Duration
 
 	// NoOutputTimeout, if positive, kills the child's process group when
 	// neither stdout nor stderr has produced a byte for that long; the
-	// Result says "no_output_timeout". Zero means off; negative is refused.
+	// [Result] says "no_output_timeout". Zero means off; negative is refused.
 	NoOutputTimeout time.Duration
 
 	// MaxOutput is how many bytes of each of stdout and stderr are kept.
 	// The rest is read and counted, never buffered, so the child does not
-	// block. Zero means DefaultMaxOutput; negative is refused.
+	// block. Zero means [DefaultMaxOutput]; negative is refused.
 	MaxOutput int
 
 	// PolicyVersion is bound into every approval's digest. Changing it
 	// makes all pending approvals for this command unusable. Empty means
-	// DefaultPolicyVersion.
+	// [DefaultPolicyVersion].
 	PolicyVersion string
 
 	// Dispatch makes this spec a dispatcher: instead of the name itself it
 	// serves every requested name Name+"."+sub that has no spec of its own,
 	// where sub is a subcommand matching ^[a-z][a-z0-9-]*$ (at most 64
-	// bytes). Its Args must be a Subcommands schema, which places the
+	// bytes). Its Args must be a [Subcommands] schema, which places the
 	// subcommand, taken from the requested name only, after fixed leading
-	// arguments. The Policy decides on the requested name ("git.stash"),
-	// and Floor defaults to ActionDeny. False means an ordinary spec,
+	// arguments. The [Policy] decides on the requested name ("git.stash"),
+	// and Floor defaults to [ActionDeny]. False means an ordinary spec,
 	// served under Name only.
 	Dispatch bool
 
 	// Floor is the least strict decision a call to this spec can get. It
-	// is applied after the Policy and can only make its decision stricter:
-	// ActionRequireApproval makes every call need an approval (Run refuses,
-	// Propose and Execute work) even when the Policy allows it; ActionDeny
-	// refuses every call. ActionAllow means no floor. Empty means
+	// is applied after the [Policy] and can only make its decision stricter:
+	// [ActionRequireApproval] makes every call need an approval (Run refuses,
+	// Propose and Execute work) even when the Policy allows it; [ActionDeny]
+	// refuses every call. [ActionAllow] means no floor. Empty means
 	// ActionAllow for an ordinary spec and ActionDeny for a dispatcher.
 	Floor string
 
@@ -117,14 +117,14 @@ type CommandSpec struct {
 
 	// Confine, if not nil, is what the command may touch once it runs:
 	// files, network and resources, enforced by the kernel (Linux only).
-	// See Confinement. Nil means the command runs with the caller's
-	// access. NewAllowlist checks and copies it.
+	// See [Confinement]. Nil means the command runs with the caller's
+	// access. [NewAllowlist] checks and copies it.
 	Confine *Confinement
 
 	// Hints describe the command's effects for tool listings (such as MCP
 	// tool annotations). They are advice to callers: the gate does not
-	// enforce them, and they are not part of any digest. The zero Hints
-	// claims nothing. NewAllowlist copies them.
+	// enforce them, and they are not part of any digest. The zero [Hints]
+	// claims nothing. [NewAllowlist] copies them.
 	Hints Hints
 }
 
@@ -170,10 +170,10 @@ type Argv struct {
 	Stdin []byte
 }
 
-// ArgsSchema turns a caller's JSON input into an Argv.
+// ArgsSchema turns a caller's JSON input into an [Argv].
 //
 // Parse must be strict: it must refuse anything it does not fully
-// understand with a *ValidationError naming the offending field, and must
+// understand with a [*ValidationError] naming the offending field, and must
 // not retain or modify input. JSONSchema returns the JSON Schema of the
 // inputs Parse accepts, for tool listings; the returned bytes must not be
 // modified. Both methods may be called concurrently.
@@ -221,7 +221,7 @@ func trimJSONSpace(b []byte) []byte {
 
 // InheritEnv returns the named variables of the calling process's
 // environment, read when InheritEnv is called, as a map for
-// CommandSpec.Env. Variables that are not set are left out. Merge the result
+// [CommandSpec.Env]. Variables that are not set are left out. Merge the result
 // with other entries to build the child's whole environment.
 func InheritEnv(keys ...string) map[string]string {
 	env := make(map[string]string, len(keys))

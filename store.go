@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Record is what an ApprovalStore keeps for one pending approval: the
+// Record is what an [ApprovalStore] keeps for one pending approval: the
 // envelope as proposed (with its digest), a private copy of the caller's
 // input, the record's secret salt, the spec fingerprint salted with it, and
 // the stdin hash it was proposed with. It holds no environment values. A
@@ -45,7 +45,7 @@ type Record struct {
 //     may change them once Save has returned.
 //
 // A store is on the trusted side: whoever can write records into it can
-// create pending approvals. What the Executor does not take from the store
+// create pending approvals. What the [Executor] does not take from the store
 // on trust is whether a record may still run: expiry, the envelope's digest
 // and the current allowlist are checked again after Take.
 type ApprovalStore interface {
@@ -54,43 +54,43 @@ type ApprovalStore interface {
 	Delete(ctx context.Context, id string) (bool, error)
 }
 
-// DefaultStoreCapacity is the capacity of a MemoryStore whose options set
+// DefaultStoreCapacity is the capacity of a [MemoryStore] whose options set
 // none.
 const DefaultStoreCapacity = 1000
 
-// DefaultStoreMaxBytes is the byte budget of a MemoryStore whose options
+// DefaultStoreMaxBytes is the byte budget of a [MemoryStore] whose options
 // set none.
 const DefaultStoreMaxBytes = 64 << 20
 
-// MemoryStoreOptions configures NewMemoryStore.
+// MemoryStoreOptions configures [NewMemoryStore].
 type MemoryStoreOptions struct {
 	// Capacity is the most pending records the store holds. Zero or less
-	// means DefaultStoreCapacity.
+	// means [DefaultStoreCapacity].
 	Capacity int
 	// MaxBytes bounds the memory the pending records may hold, counted as
 	// the bytes of their inputs, arguments and reasons. A Save that would
-	// go over it fails with ErrStoreFull. Zero or less means
-	// DefaultStoreMaxBytes.
+	// go over it fails with [ErrStoreFull]. Zero or less means
+	// [DefaultStoreMaxBytes].
 	MaxBytes int64
 	// Now is the store's clock, for expiry. Nil means time.Now. An
-	// Executor that creates its own store passes its own clock.
+	// [Executor] that creates its own store passes its own clock.
 	Now func() time.Time
 }
 
-// MemoryStore is an in-process ApprovalStore with a fixed capacity in
+// MemoryStore is an in-process [ApprovalStore] with a fixed capacity in
 // records and in bytes. Expired records are dropped when the store is full
 // and a Save needs room, and whenever Take or Delete meets one. One
 // MemoryStore may be shared by several Executors in a process. It is safe
 // for concurrent use, and must not be copied after first use.
 //
 // The zero MemoryStore is an empty store ready for use, as if made by
-// NewMemoryStore with zero options: DefaultStoreCapacity records,
-// DefaultStoreMaxBytes, and time.Now as its clock. Use NewMemoryStore to
-// set other options, such as the Executor's clock.
+// [NewMemoryStore] with zero options: [DefaultStoreCapacity] records,
+// [DefaultStoreMaxBytes], and time.Now as its clock. Use NewMemoryStore to
+// set other options, such as the [Executor]'s clock.
 //
 // The store has no quota per principal: a caller that may Propose can fill
 // it until its records expire. Give Propose only to callers you would let
-// use that much, or put a rate limit in the Policy.
+// use that much, or put a rate limit in the [Policy].
 type MemoryStore struct {
 	mu       sync.Mutex
 	recs     map[string]Record
@@ -109,7 +109,7 @@ func recordBytes(rec *Record) int64 {
 	return n
 }
 
-// NewMemoryStore returns an empty MemoryStore.
+// NewMemoryStore returns an empty [MemoryStore].
 func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
 	if opts.Capacity <= 0 {
 		opts.Capacity = DefaultStoreCapacity
@@ -123,7 +123,7 @@ func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
 	return &MemoryStore{recs: make(map[string]Record), capacity: opts.Capacity, maxBytes: opts.MaxBytes, now: opts.Now}
 }
 
-// Save implements ApprovalStore.
+// Save implements [ApprovalStore].
 func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	rec.Input = append(json.RawMessage(nil), rec.Input...)
 	rec.Salt = append([]byte(nil), rec.Salt...)
@@ -155,8 +155,8 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	return nil
 }
 
-// Take implements ApprovalStore. A record that has expired but not yet
-// been dropped is removed and returned, so that the Executor can report it
+// Take implements [ApprovalStore]. A record that has expired but not yet
+// been dropped is removed and returned, so that the [Executor] can report it
 // as expired rather than unknown.
 func (m *MemoryStore) Take(_ context.Context, id string) (Record, error) {
 	m.mu.Lock()
@@ -178,7 +178,7 @@ func (m *MemoryStore) removeLocked(id string) (Record, bool) {
 	return rec, ok
 }
 
-// Delete implements ApprovalStore.
+// Delete implements [ApprovalStore].
 func (m *MemoryStore) Delete(_ context.Context, id string) (bool, error) {
 	m.mu.Lock()
 	rec, ok := m.removeLocked(id)

@@ -8,51 +8,51 @@ import (
 // SubmitOptions says how Submit and Decide treat a call.
 type SubmitOptions struct {
 	// Reason is the free text shown to the approver when the call is
-	// proposed, as Propose's reason: at most MaxReasonBytes of UTF-8. It
+	// proposed, as Propose's reason: at most [MaxReasonBytes] of UTF-8. It
 	// is neither checked nor kept for a call that runs now.
 	Reason string
-	// NoPropose refuses a call the Policy holds for approval with the
-	// *PolicyError (ActionRequireApproval) that Run returns, instead of
+	// NoPropose refuses a call the [Policy] holds for approval with the
+	// [*PolicyError] ([ActionRequireApproval]) that Run returns, instead of
 	// proposing it: nothing is stored. Submit is then Run.
 	NoPropose bool
 }
 
 // Submission is what Submit did with a call.
 type Submission struct {
-	// Op is the path the call took: OpRun when it ran, OpPropose when it
+	// Op is the path the call took: [OpRun] when it ran, [OpPropose] when it
 	// was proposed.
 	Op string
-	// Result is the record of the process (OpRun only).
+	// Result is the record of the process ([OpRun] only).
 	Result Result
 	// Approval is the pending approval, for a person or another system to
-	// approve (OpPropose only).
+	// approve ([OpPropose] only).
 	Approval Approval
 }
 
-// Submit looks name up, validates input, asks the Policy once and acts on
+// Submit looks name up, validates input, asks the [Policy] once and acts on
 // its decision: a call the Policy allows runs now, as with Run; a call it
-// holds for approval (ActionRequireApproval) is proposed, as with Propose,
+// holds for approval ([ActionRequireApproval]) is proposed, as with Propose,
 // unless opts.NoPropose refuses it. It is the path for a server that takes
 // approvals: the input is validated once and the Policy decides once,
-// where calling Run and then, on a *PolicyError asking for an approval,
+// where calling Run and then, on a [*PolicyError] asking for an approval,
 // Propose would do both twice.
 //
-// The Policy is asked with Op OpRun and, unless opts.NoPropose (or the
-// call could not be carried by an approval), Request.ProposeIfHeld set,
+// The Policy is asked with Op [OpRun] and, unless opts.NoPropose (or the
+// call could not be carried by an approval), [Request.ProposeIfHeld] set,
 // so that a Policy that counts proposed calls counts this one now; a
-// Policy that counts calls counts a submitted call once. The Auditor gets
+// Policy that counts calls counts a submitted call once. The [Auditor] gets
 // the Events that Run or Propose would have given it: for a call that
 // runs, its intent and then its outcome, with Op OpRun; for a call that
-// is proposed, one outcome with Op OpPropose; for a refusal, one outcome,
+// is proposed, one outcome with Op [OpPropose]; for a refusal, one outcome,
 // with Op OpPropose when the call was refused on its way to being stored
 // and OpRun otherwise.
 //
 // A refusal returns an error and starts and stores nothing: those of Run
 // for any call, and for a call on its way to being proposed those of
-// Propose: a *ValidationError for an argv that an approval cannot carry
-// (MaxApprovalArgs, MaxApprovalArgBytes, UTF-8) or a bad opts.Reason,
-// an *AuditError, or the store's error, such as ErrStoreFull. A call that
-// runs returns a Result and a nil error whatever its process does, as
+// Propose: a [*ValidationError] for an argv that an approval cannot carry
+// ([MaxApprovalArgs], [MaxApprovalArgBytes], UTF-8) or a bad opts.Reason,
+// an [*AuditError], or the store's error, such as [ErrStoreFull]. A call that
+// runs returns a [Result] and a nil error whatever its process does, as
 // with Run.
 func (x *Executor) Submit(ctx context.Context, name string, input json.RawMessage, opts SubmitOptions) (Submission, error) {
 	ev := x.newEvent(ctx, OpRun, name)
@@ -189,46 +189,46 @@ func (x *Executor) hold(ctx context.Context, c *call, principal, reason string, 
 
 // Verdict is what Decide found: what Submit would do with a call.
 type Verdict struct {
-	// Op is OpRun when Submit would run the call now, OpPropose when it
+	// Op is [OpRun] when Submit would run the call now, [OpPropose] when it
 	// would propose it, and "" when it would refuse it (Decide's error is
 	// then the refusal).
 	Op string
-	// Spec is the spec that serves the name, as Allowlist.Lookup reports
+	// Spec is the spec that serves the name, as [Allowlist.Lookup] reports
 	// it (a dispatcher's Floor filled in), once the name was found.
 	Spec CommandSpec
 	// Argv is what the call would run with, once its input was validated.
 	Argv Argv
-	// Policy is the Policy's own answer, before the spec's Floor, with an
-	// action the gate does not know read as ActionDeny; nil when no Policy
-	// answered (the Executor has none, the call was refused before it was
+	// Policy is the [Policy]'s own answer, before the spec's Floor, with an
+	// action the gate does not know read as [ActionDeny]; nil when no Policy
+	// answered (the [Executor] has none, the call was refused before it was
 	// asked, or it failed).
 	Policy *Decision
-	// Decision is the decision Submit would act on: the Policy's answer
-	// (ActionAllow without a Policy), made stricter by the spec's Floor if
-	// the Floor is stricter, and then with Rule FloorRule. It is the zero
-	// Decision when the call was refused before it was decided.
+	// Decision is the decision Submit would act on: the [Policy]'s answer
+	// ([ActionAllow] without a Policy), made stricter by the spec's Floor if
+	// the Floor is stricter, and then with Rule [FloorRule]. It is the zero
+	// [Decision] when the call was refused before it was decided.
 	Decision Decision
 }
 
 // Decide reports what Submit(ctx, name, input, opts) would do, doing none
 // of it: it looks name up, validates input, checks the principal and,
 // for a call that would be proposed, what an approval can carry, asks the
-// Policy exactly as Submit would and applies the spec's Floor. It starts
+// [Policy] exactly as Submit would and applies the spec's Floor. It starts
 // no process, stores no approval and records nothing in the audit trail,
 // since no call was made. What only the moment of a call decides is not
-// looked at: whether the Auditor is ready, the concurrency bounds and the
+// looked at: whether the [Auditor] is ready, the concurrency bounds and the
 // room in the store.
 //
 // The Policy is asked the question Submit would ask it, with
-// Request.DryRun set: it must count nothing, so a Decide spends no rate
+// [Request.DryRun] set: it must count nothing, so a Decide spends no rate
 // limit. The policy engine then answers as if no rate limit or loop bound
 // were reached, since it can only judge them by counting; Submit may
 // still refuse such a call as rate limited.
 //
 // The error is the refusal Submit would return, before any process or
-// store is involved: *NotFoundError, *ValidationError, *PolicyError or
-// the Policy's own error. The Verdict holds what was found before it: the
-// Spec once the name was found, the Argv once the input was accepted, the
+// store is involved: [*NotFoundError], [*ValidationError], [*PolicyError] or
+// the Policy's own error. The [Verdict] holds what was found before it: the
+// Spec once the name was found, the [Argv] once the input was accepted, the
 // decision once it was made.
 func (x *Executor) Decide(ctx context.Context, name string, input json.RawMessage, opts SubmitOptions) (Verdict, error) {
 	a := x.allow.Load()

@@ -23,15 +23,15 @@ var ErrClosed = errors.New("audit: chain is closed")
 type ChainOptions struct {
 	// NoSync skips the fsync after each entry, trading the guarantee that
 	// a recorded entry survives a crash for speed. False syncs every entry
-	// before Audit returns. For NewChain, the writer is synced only if it
+	// before Audit returns. For [NewChain], the writer is synced only if it
 	// has a Sync() error method, such as *os.File.
 	NoSync bool
-	// TailOnly makes OpenChain check only the last whole line of an
+	// TailOnly makes [OpenChain] check only the last whole line of an
 	// existing file (its newline, JSON and own hash) instead of verifying
 	// every line, for files too large to read at every start; verify them
-	// elsewhere with VerifyFile. False verifies the whole file.
+	// elsewhere with [VerifyFile]. False verifies the whole file.
 	TailOnly bool
-	// Perm is the mode of a file OpenChain creates. Zero means 0o600. An
+	// Perm is the mode of a file [OpenChain] creates. Zero means 0o600. An
 	// existing file keeps its mode.
 	Perm fs.FileMode
 }
@@ -39,11 +39,11 @@ type ChainOptions struct {
 // Chain is an [execgate.ReadyAuditor] that appends one [Entry] per
 // [execgate.Event] to a hash-chained JSON-lines file: every line carries
 // its sequence number, the SHA-256 of the line before it, and a hash of
-// its own bytes, so that Verify finds a line that was edited, deleted,
+// its own bytes, so that [Verify] finds a line that was edited, deleted,
 // inserted or moved by someone who did not rebuild the chain after it.
 // The chain has no secret key: whoever can rewrite the file can rebuild
 // every line from the first change on, and cut lines from its end. Keep
-// Head's value somewhere the writer of the file cannot change, and check
+// [Head]'s value somewhere the writer of the file cannot change, and check
 // the file against it with [VerifyAnchored], to detect that too.
 //
 // An entry is recorded when Audit returns nil: it was written whole with
@@ -56,7 +56,7 @@ type ChainOptions struct {
 //
 // A Chain fails closed and recovers by itself. When an entry cannot be
 // encoded, written or synced, Audit returns the error and records
-// nothing: a Chain made by OpenChain cuts the file back to the end of its
+// nothing: a Chain made by [OpenChain] cuts the file back to the end of its
 // last whole entry (a full disk leaves a short write; a failed sync leaves
 // an entry that may not be on the disk), so the file never ends in a
 // partial or unacknowledged entry, and Head stays at the last entry that
@@ -73,7 +73,7 @@ type ChainOptions struct {
 // write; the first that succeeds (once the disk has space again) clears
 // the error, and the calls after it run. No restart is needed.
 //
-// A Chain made by NewChain cannot cut its writer back: a write that failed
+// A Chain made by [NewChain] cannot cut its writer back: a write that failed
 // after part of an entry reached the writer, or a failed sync, leaves
 // bytes the trail cannot vouch for, and the Chain then stays failed for
 // good (Close it, check the output with Verify, and start a new one). A
@@ -102,7 +102,7 @@ type Chain struct {
 
 var _ execgate.ReadyAuditor = (*Chain)(nil)
 
-// chainFile is what a Chain needs of the file it appends to: *os.File,
+// chainFile is what a [Chain] needs of the file it appends to: *os.File,
 // opened for appending.
 type chainFile interface {
 	io.Writer
@@ -113,10 +113,10 @@ type chainFile interface {
 	Close() error
 }
 
-// Recovery is what OpenChain found at the end of an existing chain file
+// Recovery is what [OpenChain] found at the end of an existing chain file
 // and did about it (see [Chain.Recovery]).
 type Recovery struct {
-	// TornBytes is the number of bytes OpenChain cut from the end of the
+	// TornBytes is the number of bytes [OpenChain] cut from the end of the
 	// file: a last line that a crash or a full disk left unfinished. It is
 	// 0 when the file ended with a whole entry. Without
 	// [ChainOptions].NoSync, no Audit had returned nil for those bytes:
@@ -135,7 +135,7 @@ type Recovery struct {
 
 // OpenChain opens the chain file at path for appending, creating it if it
 // does not exist. An existing file is verified first, as [Verify] does
-// (only its last whole line with opts.TailOnly), and the Chain continues
+// (only its last whole line with opts.TailOnly), and the [Chain] continues
 // it from its last entry.
 //
 // A torn last line, the trace of a crash or a full disk in the middle of
@@ -228,10 +228,10 @@ func openChain(f chainFile, opts ChainOptions) (*Chain, error) {
 }
 
 // NewChain returns a [Chain] that writes a new chain, starting at seq 1
-// from Genesis, to w. Each entry is a single Write of one line. Close does
-// not close w. Since a Chain cannot cut w back, a write or sync that fails
+// from [Genesis], to w. Each entry is a single Write of one line. Close does
+// not close w. Since a [Chain] cannot cut w back, a write or sync that fails
 // after part of an entry reached w leaves the Chain failed for good (see
-// [Chain]); use OpenChain for a file that should recover by itself.
+// [Chain]); use [OpenChain] for a file that should recover by itself.
 func NewChain(w io.Writer, opts ChainOptions) *Chain {
 	c := &Chain{w: w, head: Head{SHA256: Genesis}}
 	if s, ok := w.(interface{ Sync() error }); ok && !opts.NoSync {
@@ -246,8 +246,8 @@ func NewChain(w io.Writer, opts ChainOptions) *Chain {
 //
 // When the entry cannot be recorded, Audit returns the error and leaves
 // the file ending at its last recorded entry (see [Chain] for how). It
-// returns ErrClosed if the Chain was closed, and the error that broke it
-// for good, without writing, if a NewChain writer holds part of an entry.
+// returns [ErrClosed] if the [Chain] was closed, and the error that broke it
+// for good, without writing, if a [NewChain] writer holds part of an entry.
 func (c *Chain) Audit(_ context.Context, ev execgate.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -331,9 +331,9 @@ func (c *Chain) cutBack() error {
 	return nil
 }
 
-// Ready reports whether the Chain can record: nil; the error of the last
+// Ready reports whether the [Chain] can record: nil; the error of the last
 // entry that could not be recorded, until an entry is recorded again; the
-// error that broke a NewChain Chain for good; or ErrClosed. It writes
+// error that broke a [NewChain] Chain for good; or [ErrClosed]. It writes
 // nothing, so it never stands in the way of the Audit that recovers (see
 // [Chain]).
 func (c *Chain) Ready(context.Context) error {
@@ -355,10 +355,10 @@ func (c *Chain) Head() Head {
 	return c.head
 }
 
-// Recovery returns what OpenChain found and did when it opened the file:
+// Recovery returns what [OpenChain] found and did when it opened the file:
 // the bytes of a torn last line it cut, and the intents without an
 // outcome that the file held. A server should log it when TornBytes is
-// not 0 or Unfinished is not empty. It is the zero Recovery for NewChain.
+// not 0 or [Unfinished] is not empty. It is the zero [Recovery] for [NewChain].
 func (c *Chain) Recovery() Recovery {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -368,9 +368,9 @@ func (c *Chain) Recovery() Recovery {
 	return r
 }
 
-// Close stops the Chain and, for OpenChain, closes its file and releases
+// Close stops the [Chain] and, for [OpenChain], closes its file and releases
 // its lock. A failed write that could not be cut from the file yet is cut
-// first. Later calls to Audit and Ready return ErrClosed. Closing a closed
+// first. Later calls to Audit and Ready return [ErrClosed]. Closing a closed
 // Chain does nothing.
 func (c *Chain) Close() error {
 	c.mu.Lock()
@@ -457,7 +457,7 @@ func entryStart(tail []byte) bool {
 	return bytes.HasPrefix(rest, entryPrefix) || bytes.HasPrefix(entryPrefix, rest)
 }
 
-// entryPrefix is how every line a Chain writes begins.
+// entryPrefix is how every line a [Chain] writes begins.
 var entryPrefix = []byte(`{"seq":`)
 
 // tailHead checks the last line of the first size bytes of a chain file

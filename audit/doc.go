@@ -43,20 +43,20 @@
 // Every process that started has an intent entry, written (and, unless
 // [ChainOptions].NoSync is set, synced) before the start, and no process
 // without one started, unless Config.AuditFailOpen lets calls go ahead
-// unrecorded: a Chain returns nil from Audit only for an entry that is in
+// unrecorded: a [Chain] returns nil from Audit only for an entry that is in
 // the file whole. When the process ends, its outcome follows, with how it
 // ended. A refused call has its outcome, naming the kind of refusal.
 //
 // A crash, a kill or a power cut of the gate while a process runs leaves
-// that call's intent with no outcome. That is not a broken chain: Verify
+// that call's intent with no outcome. That is not a broken chain: [Verify]
 // passes the file, and [VerifyReport] lists each such call ([Unfinished]:
 // its line, trace ID, op, name, principal and time) as started with no
 // outcome recorded. A crash in the middle of a write leaves a torn last
-// line, which OpenChain cuts when it opens the file again (see below).
+// line, which [OpenChain] cuts when it opens the file again (see below).
 //
 // # Fail closed, recover without a restart
 //
-// Chain and SlogSink are each an [execgate.ReadyAuditor]. When a Chain
+// Chain and [SlogSink] are each an [execgate.ReadyAuditor]. When a Chain
 // cannot write or sync an entry (a full disk, an I/O error), Audit returns
 // the error, so the call whose intent it was is refused, and the file is
 // cut back to the end of its last whole entry. From then on Ready reports

@@ -37,7 +37,7 @@ const MaxLineBytes = 16 << 20
 // the entry of how a call ended (refused, proposed, rejected, or run);
 // both have the call's traceId, which is how [VerifyReport] pairs them. An
 // intent has no termination, exitCode 0 and no duration. A line without
-// phase, as a Chain wrote before Events had one, or with an empty phase,
+// phase, as a [Chain] wrote before Events had one, or with an empty phase,
 // is an outcome. route is set for [execgate.OpRequest] entries, the
 // refusals a server made before the gate.
 //

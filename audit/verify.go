@@ -25,7 +25,7 @@ type Problem string
 // The problems [Verify] reports, in the order it checks each line.
 const (
 	// ProblemTruncated is a last line without a newline: it was cut
-	// short, or a write was interrupted. Verify reports it; [OpenChain]
+	// short, or a write was interrupted. [Verify] reports it; [OpenChain]
 	// cuts such a line before it appends.
 	ProblemTruncated Problem = "truncated"
 	// ProblemTooLong is a line longer than [MaxLineBytes].
@@ -56,8 +56,8 @@ const (
 // missing.
 type VerifyError struct {
 	// Line is the 1-based number of the first broken or missing line. It
-	// is 0 when OpenChain checked only the last line of a file
-	// (ChainOptions.TailOnly) and found it broken.
+	// is 0 when [OpenChain] checked only the last line of a file
+	// ([ChainOptions.TailOnly]) and found it broken.
 	Line int
 	// Problem says what is wrong.
 	Problem Problem
@@ -81,7 +81,7 @@ type Head struct {
 	// Seq is the last line's seq, or 0 for an empty chain.
 	Seq uint64 `json:"seq"`
 	// SHA256 is the lowercase hex SHA-256 of the last line without its
-	// newline, the prev of the next line; Genesis for an empty chain.
+	// newline, the prev of the next line; [Genesis] for an empty chain.
 	SHA256 string `json:"sha256"`
 }
 
@@ -89,7 +89,7 @@ type Head struct {
 // *[VerifyError], or an error from r. It checks, line by line: that the
 // file ends with a newline, the line length, that each line is JSON with
 // seq, prev and hash, the line's own hash, that seq counts up from 1 by
-// one, and that prev is the SHA-256 of the line before (Genesis for the
+// one, and that prev is the SHA-256 of the line before ([Genesis] for the
 // first).
 //
 // Any edit of a line is reported at that line; a deleted, repeated or
@@ -119,7 +119,7 @@ func VerifyFile(path string) error {
 }
 
 // VerifyHead verifies a chain like [Verify] and returns its [Head], to
-// keep elsewhere or to compare with one kept elsewhere. On error, the Head
+// keep elsewhere or to compare with one kept elsewhere. On error, the [Head]
 // is that of the last good line.
 func VerifyHead(r io.Reader) (Head, error) {
 	return walk(r, nil)
@@ -128,7 +128,7 @@ func VerifyHead(r io.Reader) (Head, error) {
 // Report is what [VerifyReport] learned of a chain file besides whether
 // it is intact.
 type Report struct {
-	// Head is the end of the chain, as [VerifyHead] returns it; Head.Seq
+	// Head is the end of the chain, as [VerifyHead] returns it; [Head.Seq]
 	// is the number of entries.
 	Head Head `json:"head"`
 	// Intents is the number of intent entries (phase
@@ -136,7 +136,7 @@ type Report struct {
 	// started.
 	Intents uint64 `json:"intents"`
 	// Outcomes is the number of every other entry: outcomes (phase
-	// [execgate.PhaseOutcome]), and entries with no phase, which a Chain
+	// [execgate.PhaseOutcome]), and entries with no phase, which a [Chain]
 	// wrote before Events had one and which are outcomes too.
 	Outcomes uint64 `json:"outcomes"`
 	// Unfinished lists, in file order, the intents that no later entry
@@ -221,9 +221,9 @@ func appendWord(b []byte, s string) []byte {
 // entry with the outcome entry of the same trace ID, to list the calls
 // that started and have no outcome ([Report].Unfinished). An entry whose
 // phase is [execgate.PhaseIntent] opens a call; any other entry with the
-// same trace ID after it closes the oldest open one. Unfinished intents
+// same trace ID after it closes the oldest open one. [Unfinished] intents
 // do not make the chain fail: the error is that of [Verify]. On error, the
-// Report holds what was learned up to the last good line.
+// [Report] holds what was learned up to the last good line.
 //
 // The pairing holds the open intents in memory, a few hundred bytes each:
 // a file that holds only intents needs memory in proportion to its size.
@@ -233,7 +233,7 @@ func VerifyReport(r io.Reader) (Report, error) {
 	return p.report(head), err
 }
 
-// pairing matches intents with their outcomes, for VerifyReport.
+// pairing matches intents with their outcomes, for [VerifyReport].
 type pairing struct {
 	open              map[string][]Unfinished // by trace ID, oldest first
 	intents, outcomes uint64
@@ -275,10 +275,10 @@ func (p *pairing) report(head Head) Report {
 	return rep
 }
 
-// VerifyAnchored verifies a chain like Verify and also checks that it
+// VerifyAnchored verifies a chain like [Verify] and also checks that it
 // still holds the line anchor names, unchanged: the line whose seq is
-// anchor.Seq must exist (ProblemMissing otherwise) and hash to
-// anchor.SHA256 (ProblemAnchor otherwise). Since seq counts lines, that is
+// anchor.Seq must exist ([ProblemMissing] otherwise) and hash to
+// anchor.SHA256 ([ProblemAnchor] otherwise). Since seq counts lines, that is
 // line anchor.Seq. An anchor with Seq 0 checks nothing more than Verify.
 func VerifyAnchored(r io.Reader, anchor Head) error {
 	found := anchor.Seq == 0
@@ -345,7 +345,7 @@ func walk(r io.Reader, each func(Head, *lineFields) error) (Head, error) {
 const maxInt = int(^uint(0) >> 1)
 
 // lineFields are the fields of a line that passed checkLine: its chain
-// fields, and those VerifyReport pairs intents and outcomes by. The latter
+// fields, and those [VerifyReport] pairs intents and outcomes by. The latter
 // are read leniently: a value of the wrong type is "" (or a zero time),
 // since the chain's integrity does not depend on them.
 type lineFields struct {
@@ -465,7 +465,7 @@ func isHex64(s string) bool {
 }
 
 // lineReader splits a chain file into lines, refusing a last line without
-// a newline and lines over MaxLineBytes.
+// a newline and lines over [MaxLineBytes].
 type lineReader struct {
 	r   *bufio.Reader
 	buf []byte

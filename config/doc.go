@@ -2,7 +2,7 @@
 // operators can declare which commands an agent may run, with which
 // flags, without writing Go.
 //
-// Load a file and hand the result to an Executor:
+// [Load] a file and hand the result to an Executor:
 //
 //	loaded, err := config.LoadFile("execgate.yaml")
 //	if err != nil {
@@ -302,12 +302,12 @@
 //
 // # Policies and grants
 //
-// Without a policies section, Loaded.Policy is nil, and an Executor built
+// Without a policies section, [Loaded.Policy] is nil, and an Executor built
 // with it allows every allowlisted call, whoever makes it, subject only to
 // each dispatcher's default_action. That suits a program with one trusted
 // caller; give every other program a policies section.
 //
-// With one, Loaded.Policy and Loaded.Engine are a *policy.Engine built
+// With one, Loaded.Policy and [Loaded.Engine] are a *policy.Engine built
 // from it, and the package documentation of policy says how it decides.
 // In short: the policy whose principal is exactly the caller's principal
 // is chosen, else the matching pattern with the longest literal prefix,
@@ -387,16 +387,16 @@
 // and names it covers, until it expires; it never overturns a deny, never
 // applies where no rule matched, never lifts a default_action, and does
 // not lift rate limits. Each is created with Engine.Grant when the file
-// is loaded, and Loaded.Grants lists them. A grant must expire after the
+// is loaded, and [Loaded.Grants] lists them. A grant must expire after the
 // load and at most 24 hours after it (LoadOptions.Policy.MaxGrantDuration
 // changes that): an expired grant is a load error, not something skipped,
-// so remove it from the file. The time is LoadOptions.Now, which is also
+// so remove it from the file. The time is [LoadOptions.Now], which is also
 // the Engine's clock afterwards.
 //
 // # Server
 //
 // The server section is read by the execgate binary's serve and run
-// commands, not by the library: Loaded.Server holds it, nil when absent.
+// commands, not by the library: [Loaded.Server] holds it, nil when absent.
 //
 //	server:
 //	  principal: local-agent
@@ -446,7 +446,7 @@
 //
 // # Reloading
 //
-// Loaded.Reload loads a changed file and applies it to the running
+// [Loaded.Reload] loads a changed file and applies it to the running
 // Engine: it revokes the grants the previous file created, swaps in the
 // new policies (policy.Engine.Swap) and creates the new file's grants.
 // Grants made through the Engine's API, rate-limit state and pending
@@ -494,7 +494,7 @@
 //
 // # YAML that is refused
 //
-// A configuration is one YAML document of at most MaxFileSize bytes.
+// A configuration is one YAML document of at most [MaxFileSize] bytes.
 // Unknown keys, duplicate keys, anchors (&a), aliases (*a), merge keys
 // (<<) and explicit tags (!!str, !custom) are refused, so what is read is
 // what is written and no alias can multiply the input.
@@ -546,8 +546,8 @@
 //
 // # Errors
 //
-// LoadFile, Load and LoadBytes report every problem they find, not just
-// the first, as an ErrorList of *Error, each with the file name, line,
+// [LoadFile], Load and [LoadBytes] report every problem they find, not just
+// the first, as an [ErrorList] of [*Error], each with the file name, line,
 // column, key path ("tools[1].commands.log.flags[2].pattern",
 // "policies[0].rules[1].action", "grants[2].expires") and a message. The
 // policy package judges every name, pattern, action, rate limit and grant
@@ -560,7 +560,7 @@
 // # Warnings
 //
 // A configuration that loads may still hold what is likely a mistake.
-// Loaded.Warnings lists it, each Warning with the file, line, column, key
+// [Loaded.Warnings] lists it, each [Warning] with the file, line, column, key
 // path and a message, in the form of an Error; a warning never stops a
 // load. There are two:
 //

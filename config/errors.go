@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// Error is one problem found in a configuration. Load and its variants
-// never return an *Error alone: problems come together in an ErrorList.
+// Error is one problem found in a configuration. [Load] and its variants
+// never return an *Error alone: problems come together in an [ErrorList].
 type Error struct {
-	// File is the name of the configuration: the path given to LoadFile,
-	// the name given to LoadBytes, or "<input>" for Load.
+	// File is the name of the configuration: the path given to [LoadFile],
+	// the name given to [LoadBytes], or "<input>" for [Load].
 	File string
 	// Line and Column locate the problem, starting at 1. They are 0 when
 	// the problem concerns the file as a whole (it is empty, too large, or
@@ -49,8 +49,8 @@ func (e *Error) Error() string {
 }
 
 // ErrorList is every problem found in a configuration, sorted by line and
-// column; problems that concern the file as a whole (Line 0) come first. Load returns it as its error; match it
-// with errors.As. It holds at least one *Error.
+// column; problems that concern the file as a whole (Line 0) come first. [Load] returns it as its error; match it
+// with errors.As. It holds at least one [*Error].
 type ErrorList []*Error
 
 // Error implements error: one line per problem, each in the form of
@@ -70,7 +70,7 @@ func (l ErrorList) Error() string {
 }
 
 // Unwrap returns the problems as errors, so that errors.As also finds the
-// first *Error.
+// first [*Error].
 func (l ErrorList) Unwrap() []error {
 	out := make([]error, len(l))
 	for i, e := range l {

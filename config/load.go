@@ -17,13 +17,13 @@ import (
 	"github.com/execgate/execgate/policy"
 )
 
-// MaxFileSize is the largest configuration, in bytes, that Load reads.
+// MaxFileSize is the largest configuration, in bytes, that [Load] reads.
 const MaxFileSize = 4 << 20
 
-// inputName is the file name of errors from Load, which has none.
+// inputName is the file name of errors from [Load], which has none.
 const inputName = "<input>"
 
-// Loaded is a checked configuration, ready for execgate.NewExecutor.
+// Loaded is a checked configuration, ready for [execgate.NewExecutor].
 type Loaded struct {
 	// Allowlist holds every command the configuration declares. It is
 	// never nil; a configuration with no tools gives an Allowlist that
@@ -89,7 +89,7 @@ type grantPos struct {
 }
 
 // LoadOptions configures how a configuration is loaded. The zero
-// LoadOptions is what LoadFile, Load and LoadBytes use.
+// LoadOptions is what [LoadFile], [Load] and [LoadBytes] use.
 type LoadOptions struct {
 	// Now is the clock of the Engine built from the policies section: it
 	// judges the grants' expiry, at load time and afterwards, and paces
@@ -126,7 +126,7 @@ type Tool struct {
 	// Specs are the names of the CommandSpecs it produced, in file order,
 	// the dispatcher (named like the tool) last.
 	Specs []string
-	// DefaultAction is the dispatcher's Floor (execgate.ActionAllow,
+	// DefaultAction is the dispatcher's Floor ([execgate.ActionAllow],
 	// ActionRequireApproval or ActionDeny), or "" when the tool has no
 	// dispatcher (strict and bare tools).
 	DefaultAction string
@@ -152,7 +152,7 @@ const (
 )
 
 // LoadFile reads, checks and builds the configuration in the file at path.
-// Problems in the configuration are returned together as an ErrorList
+// Problems in the configuration are returned together as an [ErrorList]
 // whose entries name path, the line and the key. An error opening or
 // reading the file is returned as it is, wrapped (errors.Is(err,
 // fs.ErrNotExist) works). It is LoadOptions{}.LoadFile.
@@ -160,20 +160,20 @@ func LoadFile(path string) (*Loaded, error) {
 	return LoadOptions{}.LoadFile(path)
 }
 
-// Load reads, checks and builds the configuration in r, as LoadFile does.
+// Load reads, checks and builds the configuration in r, as [LoadFile] does.
 // It is LoadOptions{}.Load.
 func Load(r io.Reader) (*Loaded, error) {
 	return LoadOptions{}.Load(r)
 }
 
-// LoadBytes checks and builds the configuration in data, as LoadFile does;
+// LoadBytes checks and builds the configuration in data, as [LoadFile] does;
 // name is the file name its errors carry ("<input>" if empty). It is
 // LoadOptions{}.LoadBytes.
 func LoadBytes(name string, data []byte) (*Loaded, error) {
 	return LoadOptions{}.LoadBytes(name, data)
 }
 
-// LoadFile is the package's LoadFile with the options o.
+// LoadFile is the package's [LoadFile] with the options o.
 func (o LoadOptions) LoadFile(path string) (*Loaded, error) {
 	data, err := readFile(path)
 	if err != nil {
@@ -182,7 +182,7 @@ func (o LoadOptions) LoadFile(path string) (*Loaded, error) {
 	return o.LoadBytes(path, data)
 }
 
-// Load is the package's Load with the options o.
+// Load is the package's [Load] with the options o.
 func (o LoadOptions) Load(r io.Reader) (*Loaded, error) {
 	data, err := readCapped(r, inputName)
 	if err != nil {
@@ -195,15 +195,15 @@ func (o LoadOptions) Load(r io.Reader) (*Loaded, error) {
 // o; name is the file name its errors carry ("<input>" if empty).
 //
 // It never panics. Every problem it can find is reported in one
-// ErrorList: the YAML must be a single document without anchors,
+// [ErrorList]: the YAML must be a single document without anchors,
 // aliases, merge keys or tags; every key must be known and appear once;
 // every value must have its type. Then each tool, policy and grant is
 // checked (see the package documentation for the rules), and the grants
 // are created in a new Engine. When all of that passes,
-// execgate.NewAllowlist builds the Allowlist, and an error it reports is
+// [execgate.NewAllowlist] builds the Allowlist, and an error it reports is
 // placed on the tool's line and key.
 //
-// Only a LoadOptions whose Policy cannot be used (a negative field)
+// Only a [LoadOptions] whose Policy cannot be used (a negative field)
 // gives an error that is not an ErrorList.
 func (o LoadOptions) LoadBytes(name string, data []byte) (*Loaded, error) {
 	opts, err := o.engineOptions()

@@ -33,7 +33,7 @@ type policySection struct {
 }
 
 // patternAt is one tools pattern of a rule and where it is written, for
-// Loaded.Warnings.
+// [Loaded.Warnings].
 type patternAt struct {
 	pattern string
 	at      position
@@ -86,7 +86,7 @@ func (idx nodeIndex) lookup(path string) *yaml.Node {
 }
 
 // probePolicy is the name of the policy that carries one value to
-// policy.New for a check.
+// [policy.New] for a check.
 const probePolicy = "probe"
 
 // judge asks policy.New about p alone and returns its complaint, or nil.
@@ -310,7 +310,7 @@ func (b *builder) placeAt(ce *policy.ConfigError, from, to string, idx nodeIndex
 	b.add(n, path, "%s", ce.Message)
 }
 
-// policyIndexRe matches the start of a *policy.ConfigError's Path.
+// policyIndexRe matches the start of a [*policy.ConfigError]'s Path.
 var policyIndexRe = regexp.MustCompile(`^policies\[(\d+)\]`)
 
 // placePolicyError records an error of policy.New on the whole list.

@@ -28,7 +28,7 @@ func (l *Loaded) Reload(path string) (*Loaded, error) {
 	return l.ReloadBytes(path, data)
 }
 
-// ReloadBytes checks and builds the configuration in data, as LoadBytes
+// ReloadBytes checks and builds the configuration in data, as [LoadBytes]
 // does with the options l was loaded with, and applies its policies and
 // grants to l.Engine. It returns the new configuration, whose Engine and
 // Policy are l's; hand its Allowlist to the Executor:
@@ -66,7 +66,7 @@ func (l *Loaded) Reload(path string) (*Loaded, error) {
 // meantime or grants made concurrently through the Engine's API took its
 // capacity. The new rules are then in force with the grants that could be
 // created, which is stricter than the file, and ReloadBytes returns the
-// ErrorList of the others; the next reload revokes the ones created.
+// [ErrorList] of the others; the next reload revokes the ones created.
 func (l *Loaded) ReloadBytes(name string, data []byte) (*Loaded, error) {
 	if l == nil {
 		return nil, errors.New("config: Reload on a nil *Loaded")

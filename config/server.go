@@ -65,7 +65,7 @@ type Server struct {
 
 	// MaxConcurrent is server.max_concurrent: how many commands serve
 	// runs at once, in all (execgate.Config.MaxConcurrent). It is
-	// DefaultMaxConcurrent when the file does not set it, and at least 1.
+	// [DefaultMaxConcurrent] when the file does not set it, and at least 1.
 	MaxConcurrent int
 
 	// MaxConcurrentPerPrincipal is server.max_concurrent_per_principal:

@@ -17,7 +17,7 @@ import (
 // not what its author meant, such as a policy rule whose tools pattern
 // matches no command the file serves. A warning never stops a load.
 type Warning struct {
-	// File is the name of the configuration, as in Error.
+	// File is the name of the configuration, as in [Error].
 	File string
 	// Line and Column locate the value the warning is about, starting
 	// at 1.

@@ -18,7 +18,7 @@ import (
 )
 
 // TestExecFn checks an ExecFn that starts real processes against the
-// contract documented on execgate.ExecFn and execgate.Termination: the
+// contract documented on [execgate.ExecFn] and [execgate.Termination]: the
 // argv, environment, working directory and stdin are exactly the
 // Invocation's; an exit status is reported as it is; a Timeout, a
 // NoOutputTimeout and a done context end the process with the matching
@@ -45,7 +45,7 @@ type execFnCheck struct {
 	run  func(k *execKit)
 }
 
-// execFnChecks are the properties TestExecFn checks, in order.
+// execFnChecks are the properties [TestExecFn] checks, in order.
 var execFnChecks = []execFnCheck{
 	{"ArgvIsExact", testArgv},
 	{"EnvIsExact", testEnv},

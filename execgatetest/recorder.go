@@ -19,7 +19,7 @@ type Recorder struct {
 	fallback execgate.Outcome
 }
 
-// NewRecorder returns an empty Recorder.
+// NewRecorder returns an empty [Recorder].
 func NewRecorder() *Recorder {
 	return &Recorder{}
 }

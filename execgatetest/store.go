@@ -23,7 +23,7 @@ import (
 type NewStoreFunc func(t *testing.T, capacity int) execgate.ApprovalStore
 
 // TestApprovalStore checks an ApprovalStore implementation against the
-// contract documented on execgate.ApprovalStore: records come back exactly
+// contract documented on [execgate.ApprovalStore]: records come back exactly
 // as saved, each under its own ID, and a caller changing its record after
 // Save changes nothing stored; Take is single use, also under 1000
 // concurrent calls; Take and Delete are mutually exclusive; unknown IDs
@@ -61,7 +61,7 @@ type reporter interface {
 	Setenv(key, value string)
 }
 
-// storeMaker is a NewStoreFunc bound to the subtest that uses the store.
+// storeMaker is a [NewStoreFunc] bound to the subtest that uses the store.
 type storeMaker func(capacity int) execgate.ApprovalStore
 
 // storeCheck is one property of the ApprovalStore contract.
@@ -70,7 +70,7 @@ type storeCheck struct {
 	run  func(t reporter, newStore storeMaker)
 }
 
-// storeChecks are the properties TestApprovalStore checks, in order.
+// storeChecks are the properties [TestApprovalStore] checks, in order.
 var storeChecks = []storeCheck{
 	{"SaveTakeRoundTrip", testRoundTrip},
 	{"EachIDHasItsOwnRecord", testOwnRecord},

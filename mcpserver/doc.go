@@ -21,19 +21,19 @@
 //	if err != nil { ... }
 //	if err := srv.Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout)); err != nil { ... }
 //
-// For other transports, hand Server.MCPServer to the SDK (for example to
+// For other transports, hand [Server.MCPServer] to the SDK (for example to
 // mcp.NewStreamableHTTPHandler).
 //
 // # Stdio
 //
-// StdioTransport speaks MCP's stdio framing, one JSON-RPC message per
+// [StdioTransport] speaks MCP's stdio framing, one JSON-RPC message per
 // line, and answers what is not a message itself, so that one bad line
 // neither ends the session nor cancels the calls in progress (the SDK's
 // own stdio transports end the session on the first line they cannot
 // decode). A line that is not JSON gets a parse error (-32700), JSON that
 // is not one valid JSON-RPC 2.0 message gets an invalid request error
 // (-32600), with the message's id when it has a string or number id and
-// null otherwise. A line over MaxFrameBytes (4 MiB) is read in bounded
+// null otherwise. A line over [MaxFrameBytes] (4 MiB) is read in bounded
 // pieces, dropped and refused the same way. Batches (JSON arrays) are
 // refused with one invalid request error: MCP 2025-06-18 removed JSON-RPC
 // batching, and no protocol version is served with it.
@@ -61,7 +61,7 @@
 // Executor cuts every requested name. The name is not handed to the
 // Executor: a name the Executor would serve but this server does not
 // list (a dispatcher's "git.status") is refused too, and must be called
-// through the listed tool. Server.StdioTransport records each line it
+// through the listed tool. [Server.StdioTransport] records each line it
 // refuses the same way, with Route "mcp stdio" and Error "request".
 //
 // # Dispatcher tools
@@ -107,18 +107,18 @@
 //     refusal of kind policy, action require_approval, and nothing is
 //     stored.
 //
-// A refused call's CallStatus.Kind is execgate.KindOf the gate's error:
+// A refused call's [CallStatus.Kind] is execgate.KindOf the gate's error:
 // the same vocabulary (execgate.ErrorKind) as the audit trail's
 // Event.Error and the execgate binary's HTTP API.
 //
 // An elicitation answer is only as trustworthy as the MCP client that
 // relays it: the client, not the model, answers elicitation requests.
 // Where the client cannot be trusted to speak for a person, use
-// ApprovalsPending.
+// [ApprovalsPending].
 //
 // # Principal
 //
 // Stdio carries no caller identity, so the principal is set per server
-// (Options.Principal) and every call runs under
+// ([Options.Principal]) and every call runs under
 // execgate.WithPrincipal(ctx, Options.Principal).
 package mcpserver

@@ -10,13 +10,13 @@ import (
 	"github.com/execgate/execgate"
 )
 
-// Statuses carried by CallStatus.
+// Statuses carried by [CallStatus].
 const (
 	// StatusRefused: the gate or this server refused the call; nothing ran.
-	// CallStatus.Kind says why.
+	// [CallStatus.Kind] says why.
 	StatusRefused = "refused"
 	// StatusPending: the call needs a person's approval, which is pending;
-	// nothing ran yet. CallStatus.Approval is the envelope an out-of-band
+	// nothing ran yet. [CallStatus.Approval] is the envelope an out-of-band
 	// approver hands to Executor.Execute.
 	StatusPending = "pending_approval"
 	// StatusDeclined: the client's user declined (or dismissed) the
@@ -27,50 +27,50 @@ const (
 	StatusNotApproved = "not_approved"
 )
 
-// Kinds of refusal carried by CallStatus.Kind: the gate's own, the
-// execgate.ErrorKind vocabulary that the audit trail and the execgate
+// Kinds of refusal carried by [CallStatus.Kind]: the gate's own, the
+// [execgate.ErrorKind] vocabulary that the audit trail and the execgate
 // binary's HTTP API use too (see execgate.ErrorKind for what each means
 // and what a caller can do).
 const (
 	// KindNotFound: the tool or command is not allowlisted
-	// (*execgate.NotFoundError).
+	// ([*execgate.NotFoundError]).
 	KindNotFound = execgate.ErrorKindNotFound
 	// KindValidation: the arguments were refused
-	// (*execgate.ValidationError); Issues names each offending field.
+	// ([*execgate.ValidationError]); Issues names each offending field.
 	KindValidation = execgate.ErrorKindValidation
 	// KindPolicy: the Policy denied or rate-limited the call, or it needs
-	// an approval this server does not take (*execgate.PolicyError);
+	// an approval this server does not take ([*execgate.PolicyError]);
 	// Action and Rule say which.
 	KindPolicy = execgate.ErrorKindPolicy
 	// KindApproval: an approved call could not be executed
-	// (*execgate.ApprovalError); Reason says why.
+	// ([*execgate.ApprovalError]); Reason says why.
 	KindApproval = execgate.ErrorKindApproval
 	// KindBusy: a concurrency bound of the gate was reached
-	// (*execgate.BusyError); Reason is its scope, "executor" or
+	// ([*execgate.BusyError]); Reason is its scope, "executor" or
 	// "principal". The same call may be made again once one has ended.
 	KindBusy = execgate.ErrorKindBusy
 	// KindAudit: the audit trail cannot record the call
-	// (*execgate.AuditError).
+	// ([*execgate.AuditError]).
 	KindAudit = execgate.ErrorKindAudit
 	// KindStoreFull: no room for another pending approval: the approval
-	// store is full (execgate.ErrStoreFull), or too many approval
+	// store is full ([execgate.ErrStoreFull]), or too many approval
 	// requests wait for a client's answer.
 	KindStoreFull = execgate.ErrorKindStoreFull
 	// KindInternal: an error this server does not show; it is logged.
-	// An approval that Options.OnPending could not hand to an approver
+	// An approval that [Options.OnPending] could not hand to an approver
 	// is refused with this kind too.
 	KindInternal = execgate.ErrorKindInternal
 
 	// KindInvalidInput was the kind of refused arguments, "invalid_input"
 	// until it became the gate's "validation".
 	//
-	// Deprecated: use KindValidation, which it equals.
+	// Deprecated: use [KindValidation], which it equals.
 	KindInvalidInput = KindValidation
 	// KindUnavailable was the kind of a call the gate could not take
-	// then: an audit trail that could not record (now KindAudit), a full
+	// then: an audit trail that could not record (now [KindAudit]), a full
 	// approval store or too many waiting approval requests (now
-	// KindStoreFull), an approval OnPending could not deliver (now
-	// KindInternal). No refusal carries it any more.
+	// [KindStoreFull]), an approval OnPending could not deliver (now
+	// [KindInternal]). No refusal carries it any more.
 	//
 	// Deprecated: use KindAudit, KindStoreFull or KindInternal.
 	KindUnavailable = "unavailable"
@@ -78,31 +78,31 @@ const (
 
 // CallStatus is the structured content of a tool result for a call whose
 // command did not run: refused, pending approval, declined or not
-// approved. A call whose command ran has an execgate.Result as its
+// approved. A call whose command ran has an [execgate.Result] as its
 // structured content instead, which has no "status" member.
 type CallStatus struct {
-	// Status is one of StatusRefused, StatusPending, StatusDeclined and
-	// StatusNotApproved.
+	// Status is one of [StatusRefused], [StatusPending], [StatusDeclined] and
+	// [StatusNotApproved].
 	Status string `json:"status"`
-	// Kind says why a call was refused (StatusRefused only), an
-	// execgate.ErrorKind: KindNotFound, KindValidation, KindPolicy,
-	// KindApproval, KindBusy, KindAudit, KindStoreFull or KindInternal.
+	// Kind says why a call was refused ([StatusRefused] only), an
+	// [execgate.ErrorKind]: [KindNotFound], [KindValidation], [KindPolicy],
+	// [KindApproval], [KindBusy], [KindAudit], [KindStoreFull] or [KindInternal].
 	Kind string `json:"kind,omitempty"`
 	// Message is the same text as the result's text content.
 	Message string `json:"message"`
 	// Name is the command name the refusal is about, if known.
 	Name string `json:"name,omitempty"`
-	// Issues lists the refused fields (KindValidation only).
+	// Issues lists the refused fields ([KindValidation] only).
 	Issues []execgate.Issue `json:"issues,omitempty"`
-	// Action and Rule are the Policy's decision (KindPolicy only).
+	// Action and Rule are the Policy's decision ([KindPolicy] only).
 	Action string `json:"action,omitempty"`
 	Rule   string `json:"rule,omitempty"`
-	// Reason is the approval error's reason (KindApproval), or the
-	// concurrency bound's scope (KindBusy).
+	// Reason is the approval error's reason ([KindApproval]), or the
+	// concurrency bound's scope ([KindBusy]).
 	Reason string `json:"reason,omitempty"`
 	// Approval is the approval the status is about: the pending envelope
-	// (StatusPending), or the rejected one (StatusDeclined,
-	// StatusNotApproved).
+	// ([StatusPending]), or the rejected one ([StatusDeclined],
+	// [StatusNotApproved]).
 	Approval *execgate.Approval `json:"approval,omitempty"`
 }
 

@@ -15,15 +15,15 @@ import (
 	"github.com/execgate/execgate/internal/inputrules"
 )
 
-// DefaultName is the server name announced to clients when Options.Name is
+// DefaultName is the server name announced to clients when [Options.Name] is
 // empty.
 const DefaultName = "execgate"
 
 // DefaultElicitationTimeout is how long the server waits for a person to
-// answer an approval request when Options.ElicitationTimeout is zero.
+// answer an approval request when [Options.ElicitationTimeout] is zero.
 const DefaultElicitationTimeout = 5 * time.Minute
 
-// MaxPrincipalBytes is the longest Options.Principal accepted: the bound
+// MaxPrincipalBytes is the longest [Options.Principal] accepted: the bound
 // the Executor puts on every principal.
 const MaxPrincipalBytes = execgate.MaxPrincipalBytes
 
@@ -47,10 +47,10 @@ const (
 	// ApprovalsElicit, the zero value, proposes the call and asks the
 	// client's user through MCP elicitation when the client declares the
 	// elicitation capability, running the call once on accept; with a
-	// client that cannot elicit it behaves like ApprovalsPending.
+	// client that cannot elicit it behaves like [ApprovalsPending].
 	ApprovalsElicit ApprovalMode = iota
 	// ApprovalsPending proposes the call and returns a pending-approval
-	// result for an out-of-band approver (see Options.OnPending), without
+	// result for an out-of-band approver (see [Options.OnPending]), without
 	// asking the client. Use it when the MCP client is not trusted to speak
 	// for a person: an elicitation answer is only as trustworthy as the
 	// client that relays it.
@@ -73,10 +73,10 @@ func (m ApprovalMode) String() string {
 	return fmt.Sprintf("ApprovalMode(%d)", int(m))
 }
 
-// Options configures a Server. Only Allowlist is required.
+// Options configures a [Server]. Only Allowlist is required.
 type Options struct {
 	// Name is the implementation name announced to clients. Empty means
-	// DefaultName.
+	// [DefaultName].
 	Name string
 
 	// Version is the implementation version announced to clients. Empty
@@ -95,7 +95,7 @@ type Options struct {
 	// as stdio carries no caller identity, so it is set per server. It
 	// follows the Executor's rule for principals (see
 	// [execgate.MaxPrincipalBytes]): valid UTF-8 of at most
-	// MaxPrincipalBytes, without white space, control, formatting or
+	// [MaxPrincipalBytes], without white space, control, formatting or
 	// invisible characters. Empty means the unknown principal "".
 	Principal string
 
@@ -104,11 +104,11 @@ type Options struct {
 	// with its own current allowlist, so a tool missing from it is refused
 	// as not allowlisted, and a name served by the Executor but not listed
 	// here is refused as an unknown tool. After Executor.SetAllowlist, call
-	// Server.SetAllowlist with the same value.
+	// [Server.SetAllowlist] with the same value.
 	Allowlist *execgate.Allowlist
 
 	// Approvals says what happens to a call that needs an approval. The
-	// zero value is ApprovalsElicit.
+	// zero value is [ApprovalsElicit].
 	Approvals ApprovalMode
 
 	// OnPending, if not nil, is called with every approval returned to the
@@ -122,7 +122,7 @@ type Options struct {
 
 	// ElicitationTimeout bounds how long an approval request waits for the
 	// client's answer; when it passes the approval is rejected and nothing
-	// runs. Zero means DefaultElicitationTimeout; negative is refused.
+	// runs. Zero means [DefaultElicitationTimeout]; negative is refused.
 	ElicitationTimeout time.Duration
 
 	// Logger receives the server's own log records (errors it does not
@@ -131,7 +131,7 @@ type Options struct {
 }
 
 // Server exposes an Executor as MCP tools: one tool per spec of
-// Options.Allowlist. Every call goes through the Executor: Submit runs a
+// [Options.Allowlist]. Every call goes through the Executor: Submit runs a
 // call the Policy allows and proposes one it holds for approval, and
 // Execute runs an approved one.
 // A Server is safe for concurrent use and may serve many sessions.
@@ -148,7 +148,7 @@ type Server struct {
 	waiting map[string]*waiting // approval requests awaiting a client's retry, by request state
 }
 
-// New returns a Server that serves x with the tools of opts.Allowlist. It
+// New returns a [Server] that serves x with the tools of opts.Allowlist. It
 // returns an error if x or opts.Allowlist is nil, an option is invalid, or
 // a spec cannot be listed as a tool (its JSONSchema is not a JSON object
 // of type "object", or a dispatcher's schema already has a "subcommand"
@@ -222,7 +222,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // SetAllowlist replaces the listed tools with the specs of a, notifying
 // connected clients that the tool list changed. Call it after
 // Executor.SetAllowlist with the same allowlist. It returns an error, and
-// changes nothing, if a is nil or a spec cannot be listed (see New).
+// changes nothing, if a is nil or a spec cannot be listed (see [New]).
 func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
 	if a == nil {
 		return errors.New("mcpserver: nil Allowlist")

@@ -20,8 +20,8 @@ import (
 )
 
 // MaxFrameBytes is the longest line, its newline not counted, that the
-// transport of StdioTransport reads as one JSON-RPC message: four times
-// the gate's input cap (execgate.MaxInputSize), so that a tool call whose
+// transport of [StdioTransport] reads as one JSON-RPC message: four times
+// the gate's input cap ([execgate.MaxInputSize]), so that a tool call whose
 // arguments are over that cap still reaches the gate and is refused with
 // a ValidationError that names the limit, with room to spare for the
 // message around the arguments.
@@ -78,9 +78,9 @@ func StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 	return &lineTransport{r: r, w: w}
 }
 
-// StdioTransport returns a transport like the package's StdioTransport
+// StdioTransport returns a transport like the package's [StdioTransport]
 // that also records each line it refuses in the audit trail of the
-// Server's Executor, with execgate.Executor.RecordRefusal: an Event with
+// [Server]'s Executor, with execgate.Executor.RecordRefusal: an Event with
 // Op "request", Route "mcp stdio", Error "request", the Server's
 // principal, and the JSON-RPC error code as the reason. Nothing of the
 // line itself is recorded.
@@ -104,7 +104,7 @@ func (s *Server) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 // stdioRoute is the Route of the audit record of a refused stdio line.
 const stdioRoute = "mcp stdio"
 
-// lineTransport is the Transport of StdioTransport.
+// lineTransport is the Transport of [StdioTransport].
 type lineTransport struct {
 	r         io.Reader
 	w         io.Writer

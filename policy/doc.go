@@ -1,11 +1,11 @@
-// Package policy decides who may run which allowlisted command. Its Engine
+// Package policy decides who may run which allowlisted command. Its [Engine]
 // implements execgate.Policy with named policies chosen by principal,
 // ordered rules over command names, temporary grants that waive an
 // approval, and rate limits.
 //
 // The allowlist says what can ever run; the Engine says which principal
 // may run it now, and whether a person must approve first. Build an Engine
-// with New and give it to the Executor; name the caller with
+// with [New] and give it to the Executor; name the caller with
 // execgate.WithPrincipal:
 //
 //	eng, err := policy.New([]policy.Policy{
@@ -50,7 +50,7 @@
 //     Executor refuses with a *execgate.PolicyError.
 //
 // Decision.Rule names what decided: "<policy>/<rule>", where <rule> is the
-// rule's Name or its 1-based position in Policy.Rules ("ops/2"), or
+// rule's Name or its 1-based position in [Policy.Rules] ("ops/2"), or
 // "<policy>/rate_limit.loop", "<policy>/rate_limit.budget" and
 // "<policy>/rate_limit.per_minute" for rate-limit refusals. Decide never
 // returns an error.
@@ -72,27 +72,27 @@
 // and the reserved '[', ']', '{', '}' and '\'. "**" is refused, because a
 // single '*' already crosses dots. Any pattern that breaks these rules,
 // an unknown or missing action, and a duplicate policy name or principal
-// pattern make New and Swap fail with a *ConfigError whose Path names the
+// pattern make New and Swap fail with a [*ConfigError] whose Path names the
 // offending value; nothing is ever silently allowed.
 //
 // # Grants
 //
-// Grant lets a person waive approvals for a while: a principal pattern, a
-// tool pattern and an expiry at most Options.MaxGrantDuration (default 24
+// [Grant] lets a person waive approvals for a while: a principal pattern, a
+// tool pattern and an expiry at most [Options.MaxGrantDuration] (default 24
 // hours) away. A grant only turns require_approval into allow: it never
 // overturns a deny, never applies where no rule matched, and the allowed
 // call still counts against rate limits. When several grants cover a
 // call, the oldest decides. A grant stops applying at its expiry, judged
-// with Options.Now, and is pruned then; Revoke ends it earlier. At most
-// Options.MaxGrants grants are live at once.
+// with [Options.Now], and is pruned then; Revoke ends it earlier. At most
+// [Options.MaxGrants] grants are live at once.
 //
 // # Rate limits
 //
-// A policy's RateLimit has three independent limits: a per-principal
+// A policy's [RateLimit] has three independent limits: a per-principal
 // token bucket (PerMinute, Burst), a Budget shared by all the policy's
 // principals per fixed BudgetWindow (or for good, without a window), and
-// Loop, which refuses a principal that makes the same call (same name,
-// argv and stdin) more than Loop.Max times within Loop.Window. Time comes
+// [Loop], which refuses a principal that makes the same call (same name,
+// argv and stdin) more than [Loop.Max] times within [Loop.Window]. Time comes
 // from Options.Now only, so tests drive the limits with a fake clock.
 //
 // Buckets and loop history belong to the principal, not to the policy:
@@ -111,9 +111,9 @@
 // counted once and an approval a person gave is never refused for a limit.
 //
 // Memory stays bounded whatever the number of principals: the Engine
-// remembers at most Options.MaxPrincipals per-minute buckets and
-// Options.MaxLoopEntries distinct calls, forgetting the least recently
-// used; at most Loop.Max times (up to MaxLoop) per call; and one budget
+// remembers at most [Options.MaxPrincipals] per-minute buckets and
+// [Options.MaxLoopEntries] distinct calls, forgetting the least recently
+// used; at most Loop.Max times (up to [MaxLoop]) per call; and one budget
 // per policy. A forgotten bucket is full again when its principal
 // returns, so MaxPrincipals should exceed the number of principals active
 // within a minute. Policies without a RateLimit keep no state at all.
@@ -129,7 +129,7 @@
 //
 // # Configuration files
 //
-// Policy, Rule, RateLimit, Loop and Grant carry yaml tags with the keys of
+// [Policy], [Rule], RateLimit, Loop and Grant carry yaml tags with the keys of
 // a configuration file, one key per field:
 //
 //	policies:
@@ -151,7 +151,7 @@
 //	    expires: 2030-01-02T15:04:05Z
 //	    reason: incident 4711
 //
-// The policies list goes to New or Swap; each grant to Engine.Grant. A
+// The policies list goes to New or Swap; each grant to [Engine.Grant]. A
 // *ConfigError's Path uses the same keys, with "grant." for the fields of
 // one grant, so a loader can point at the offending line.
 package policy

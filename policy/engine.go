@@ -11,51 +11,51 @@ import (
 	"github.com/execgate/execgate"
 )
 
-// Defaults for zero Options fields.
+// Defaults for zero [Options] fields.
 const (
-	// DefaultMaxGrantDuration is the longest grant an Engine accepts when
-	// Options.MaxGrantDuration is zero.
+	// DefaultMaxGrantDuration is the longest grant an [Engine] accepts when
+	// [Options.MaxGrantDuration] is zero.
 	DefaultMaxGrantDuration = 24 * time.Hour
-	// DefaultMaxGrants is how many live grants an Engine holds when
-	// Options.MaxGrants is zero.
+	// DefaultMaxGrants is how many live grants an [Engine] holds when
+	// [Options.MaxGrants] is zero.
 	DefaultMaxGrants = 1000
-	// DefaultMaxPrincipals is how many principals' rate buckets an Engine
-	// remembers when Options.MaxPrincipals is zero.
+	// DefaultMaxPrincipals is how many principals' rate buckets an [Engine]
+	// remembers when [Options.MaxPrincipals] is zero.
 	DefaultMaxPrincipals = 4096
-	// DefaultMaxLoopEntries is how many distinct calls an Engine watches
-	// for loops when Options.MaxLoopEntries is zero.
+	// DefaultMaxLoopEntries is how many distinct calls an [Engine] watches
+	// for loops when [Options.MaxLoopEntries] is zero.
 	DefaultMaxLoopEntries = 4096
 )
 
-// Options configures an Engine. The zero Options is valid: every field's
+// Options configures an [Engine]. The zero Options is valid: every field's
 // zero value picks the default it documents.
 type Options struct {
-	// Now is the Engine's clock, for grant expiry and rate limits. Nil
+	// Now is the [Engine]'s clock, for grant expiry and rate limits. Nil
 	// means time.Now.
 	Now func() time.Time
 
 	// MaxGrantDuration is the longest time from now to a grant's expiry
-	// that Grant accepts. Zero means DefaultMaxGrantDuration; negative is
+	// that [Grant] accepts. Zero means [DefaultMaxGrantDuration]; negative is
 	// refused.
 	MaxGrantDuration time.Duration
 
-	// MaxGrants is how many unexpired grants the Engine holds at once;
-	// Grant refuses more with ErrTooManyGrants. Zero means
-	// DefaultMaxGrants; negative is refused.
+	// MaxGrants is how many unexpired grants the [Engine] holds at once;
+	// [Grant] refuses more with [ErrTooManyGrants]. Zero means
+	// [DefaultMaxGrants]; negative is refused.
 	MaxGrants int
 
 	// MaxPrincipals bounds how many principals' per-minute buckets the
-	// Engine remembers. When a new principal needs one and the Engine is
+	// [Engine] remembers. When a new principal needs one and the Engine is
 	// full, the bucket used least recently is forgotten; a principal
 	// whose bucket was forgotten starts again with a full one. Set it above
 	// the number of principals active in any minute. Zero means
-	// DefaultMaxPrincipals; negative is refused.
+	// [DefaultMaxPrincipals]; negative is refused.
 	MaxPrincipals int
 
 	// MaxLoopEntries bounds how many distinct calls (principal, name, argv
-	// and stdin) the Engine remembers for loop detection, forgetting the
+	// and stdin) the [Engine] remembers for loop detection, forgetting the
 	// one used least recently when full. Zero means
-	// DefaultMaxLoopEntries; negative is refused.
+	// [DefaultMaxLoopEntries]; negative is refused.
 	MaxLoopEntries int
 }
 
@@ -109,12 +109,12 @@ func (o *Options) check() error {
 	return nil
 }
 
-// Engine is a rule-based execgate.Policy: named policies chosen by
+// Engine is a rule-based [execgate.Policy]: named policies chosen by
 // principal, ordered rules over command names, temporary grants, and rate
 // limits. See the package documentation for how it decides.
 //
 // The zero Engine is valid and denies every call until rules are swapped
-// in; it uses the defaults of the zero Options. An Engine is safe for
+// in; it uses the defaults of the zero [Options]. An Engine is safe for
 // concurrent use and must not be copied after first use.
 type Engine struct {
 	opts  Options
@@ -129,11 +129,11 @@ type Engine struct {
 	seed     maphash.Seed
 }
 
-// Engine implements execgate.Policy.
+// Engine implements [execgate.Policy].
 var _ execgate.Policy = (*Engine)(nil)
 
-// New returns an Engine that decides with policies and opts. It returns a
-// *ConfigError, and no Engine, if a policy, rule or option cannot be
+// New returns an [Engine] that decides with policies and opts. It returns a
+// [*ConfigError], and no Engine, if a policy, rule or option cannot be
 // used: a malformed pattern, an unknown action, a duplicate name or
 // principal pattern, an impossible rate limit, or a negative option. A nil
 // or empty policies denies every call.
@@ -150,17 +150,17 @@ func New(policies []Policy, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// Swap replaces the Engine's policies atomically: the next decision uses
+// Swap replaces the [Engine]'s policies atomically: the next decision uses
 // them, decisions already under way finish with the old ones, and no lock
 // is held across a decision. If policies cannot be used, Swap returns a
-// *ConfigError and the policies in force stay.
+// [*ConfigError] and the policies in force stay.
 //
 // Grants and rate-limit state survive a swap. A principal's per-minute
 // bucket keeps its tokens and takes the new rate and burst of whatever
 // policy governs it next; a policy's budget keeps what has been spent as
 // long as a policy of the same name still has a budget, and is dropped
 // otherwise; loop history is kept per call and judged with the new
-// policy's Loop.
+// policy's [Loop].
 func (e *Engine) Swap(policies []Policy) error {
 	rs, err := compile(policies)
 	if err != nil {
@@ -171,8 +171,8 @@ func (e *Engine) Swap(policies []Policy) error {
 	return nil
 }
 
-// Decide implements execgate.Policy. It never returns an error: every
-// call gets a Decision whose Rule says what decided it. It takes the
+// Decide implements [execgate.Policy]. It never returns an error: every
+// call gets a Decision whose [Rule] says what decided it. It takes the
 // principal from req.Principal and matches req.Name, the requested name,
 // not req.Spec.Name. The ctx is not used.
 func (e *Engine) Decide(_ context.Context, req execgate.Request) (execgate.Decision, error) {

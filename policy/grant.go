@@ -18,42 +18,42 @@ import (
 // are those of a "grants:" entry in a configuration file.
 type Grant struct {
 	// ID identifies the grant in decisions, Grants and Revoke. Empty asks
-	// Grant to choose a new UUIDv7; otherwise it is 1 to 128 bytes of
+	// [Grant] to choose a new UUIDv7; otherwise it is 1 to 128 bytes of
 	// ASCII letters, digits, '_', '-', '.' and ':', and no live grant may
 	// already have it.
 	ID string `yaml:"id"`
 
 	// Principal is the pattern of the principals the grant covers, with
-	// the syntax of Policy.Principal ("alice", "team-*", "*"). Required.
+	// the syntax of [Policy.Principal] ("alice", "team-*", "*"). Required.
 	Principal string `yaml:"principal"`
 
 	// Tool is the pattern of the requested names the grant covers, with
-	// the syntax of Rule.Tools ("terraform.plan", "gh.*"). Required.
+	// the syntax of [Rule.Tools] ("terraform.plan", "gh.*"). Required.
 	Tool string `yaml:"tool"`
 
 	// Expires is when the grant stops applying: it applies while the
-	// Engine's clock is before Expires. It must be after now and at most
-	// Options.MaxGrantDuration from now.
+	// [Engine]'s clock is before Expires. It must be after now and at most
+	// [Options.MaxGrantDuration] from now.
 	Expires time.Time `yaml:"expires"`
 
 	// Reason says why the grant exists, for people reading Grants. It is
 	// optional, at most 1024 bytes, without control characters.
 	Reason string `yaml:"reason"`
 
-	// Created is set by Grant to the Engine's clock; a value passed in is
+	// Created is set by [Grant] to the [Engine]'s clock; a value passed in is
 	// ignored.
 	Created time.Time `yaml:"-"`
 }
 
-// ErrTooManyGrants is returned by Grant when the Engine already holds
-// Options.MaxGrants unexpired grants.
+// ErrTooManyGrants is returned by [Grant] when the [Engine] already holds
+// [Options.MaxGrants] unexpired grants.
 var ErrTooManyGrants = errors.New("policy: too many grants")
 
-// ErrDuplicateGrant is returned by Grant when a live grant already has the
+// ErrDuplicateGrant is returned by [Grant] when a live grant already has the
 // requested ID.
 var ErrDuplicateGrant = errors.New("policy: a grant with this ID already exists")
 
-// maxReasonLen bounds Grant.Reason.
+// maxReasonLen bounds [Grant.Reason].
 const maxReasonLen = 1024
 
 type liveGrant struct {
@@ -64,10 +64,10 @@ type liveGrant struct {
 
 // Grant adds a grant and returns its ID. It refuses, creating nothing, a
 // grant with a malformed pattern, ID or reason, or an expiry that is not
-// after now or more than Options.MaxGrantDuration from now (a
-// *ConfigError with a Path such as "grant.expires"), an ID that is
-// already live (ErrDuplicateGrant), and a grant over Options.MaxGrants
-// (ErrTooManyGrants). Expired grants are pruned first and do not count.
+// after now or more than [Options.MaxGrantDuration] from now (a
+// [*ConfigError] with a Path such as "grant.expires"), an ID that is
+// already live ([ErrDuplicateGrant]), and a grant over [Options.MaxGrants]
+// ([ErrTooManyGrants]). Expired grants are pruned first and do not count.
 func (e *Engine) Grant(g Grant) (string, error) {
 	pg, err := compilePrincipalGlob(g.Principal)
 	if err != nil {

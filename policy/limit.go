@@ -7,7 +7,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limits is the Engine's rate-limit state: a token bucket per principal,
+// limits is the [Engine]'s rate-limit state: a token bucket per principal,
 // the recent times of each distinct call for loop detection, and a budget
 // per policy name. It outlives rule swaps. Every field is guarded by mu,
 // which is held only for the few map and bucket operations of one

@@ -16,7 +16,7 @@ import (
 // "policies:" entry in a configuration file.
 type Policy struct {
 	// Name identifies the policy in decisions ("ops/2") and errors. It is
-	// required, unique among the Engine's policies, at most 64 bytes of
+	// required, unique among the [Engine]'s policies, at most 64 bytes of
 	// ASCII letters, digits, '_', '-' and '.', and starts with a letter
 	// or digit.
 	Name string `yaml:"name"`
@@ -34,7 +34,7 @@ type Policy struct {
 	Rules []Rule `yaml:"rules"`
 
 	// RateLimit bounds how many allowed calls the policy's principals
-	// make. The zero RateLimit sets no limit.
+	// make. The zero [RateLimit] sets no limit.
 	RateLimit RateLimit `yaml:"rate_limit"`
 }
 
@@ -42,7 +42,7 @@ type Policy struct {
 type Rule struct {
 	// Name optionally names the rule in decisions, so that Decision.Rule
 	// reads "ops/no-destroy" instead of "ops/2" (the 1-based position in
-	// Policy.Rules). If set, it is unique in its policy, at most 64 bytes
+	// [Policy.Rules]). If set, it is unique in its policy, at most 64 bytes
 	// of ASCII letters, digits, '_' and '-', not all digits, and not
 	// "default". Empty means the rule is named by its position.
 	Name string `yaml:"name"`
@@ -53,8 +53,8 @@ type Rule struct {
 	// whole name, case-sensitively. At least one is required.
 	Tools []string `yaml:"tools"`
 
-	// Action is execgate.ActionAllow, execgate.ActionDeny or
-	// execgate.ActionRequireApproval ("allow", "deny",
+	// Action is [execgate.ActionAllow], [execgate.ActionDeny] or
+	// [execgate.ActionRequireApproval] ("allow", "deny",
 	// "require_approval"). It is required; anything else is refused when
 	// the rules are built.
 	Action string `yaml:"action"`
@@ -82,16 +82,16 @@ type RateLimit struct {
 	// BudgetWindow is the fixed period after which the budget is full
 	// again; a period starts with the first call counted after the last
 	// one ended. Zero means the budget never refills (it lasts as long as
-	// the Engine, or until the policy is swapped out); it needs Budget;
+	// the [Engine], or until the policy is swapped out); it needs Budget;
 	// negative is refused.
 	BudgetWindow time.Duration `yaml:"budget_window"`
 
-	// Loop refuses a principal that repeats the same call. The zero Loop
+	// Loop refuses a principal that repeats the same call. The zero [Loop]
 	// is off.
 	Loop Loop `yaml:"loop"`
 }
 
-// MaxLoop is the largest Loop.Max: the Engine remembers that many times
+// MaxLoop is the largest [Loop.Max]: the [Engine] remembers that many times
 // for each distinct call it watches.
 const MaxLoop = 100
 
@@ -100,7 +100,7 @@ const MaxLoop = 100
 type Loop struct {
 	// Max is how many identical calls a principal may make within Window;
 	// the next one is refused until the oldest leaves the window. Zero
-	// turns loop detection off; it needs Window; at most MaxLoop.
+	// turns loop detection off; it needs Window; at most [MaxLoop].
 	Max int `yaml:"max"`
 
 	// Window is the sliding period over which identical calls are
@@ -109,13 +109,13 @@ type Loop struct {
 }
 
 // ConfigError reports a policy, rule, grant or option that cannot be used.
-// Nothing is partially applied: New fails, Swap keeps the rules in force,
-// Grant creates nothing.
+// Nothing is partially applied: [New] fails, Swap keeps the rules in force,
+// [Grant] creates nothing.
 type ConfigError struct {
 	// Path locates the offending value with the keys of a configuration
 	// file: "policies[1].rules[0].action", "policies[0].principal",
 	// "policies[2].rate_limit.loop.window" for rules, "grant.expires"
-	// for a grant, "options.MaxGrants" for an Options field.
+	// for a grant, "options.MaxGrants" for an [Options] field.
 	Path string
 	// Message says what is wrong.
 	Message string
