@@ -14,11 +14,12 @@ import (
 	"github.com/execgate/execgate"
 )
 
-// TestInvariant12_GitDiffCannotReadOutsideTheWorkTree runs the real git:
+// TestTypedGrammars_GitDiffCannotReadOutsideTheWorkTree runs the real git
+// (invariant 12 of DESIGN.md):
 // with paths declared as paths, git.diff of a path outside the work tree,
 // which git would answer by switching to --no-index and printing the file,
 // is refused before git starts, while a diff inside the tree still runs.
-func TestInvariant12_GitDiffCannotReadOutsideTheWorkTree(t *testing.T) {
+func TestTypedGrammars_GitDiffCannotReadOutsideTheWorkTree(t *testing.T) {
 	gitPath, err := exec.LookPath("git")
 	require.NoError(t, err, "this test runs the real git")
 	base := t.TempDir()
