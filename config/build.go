@@ -491,10 +491,24 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 		}
 		f.Value = k
 	}
-	kind := f.Value
 	if !kindKnown {
 		return f, ok
 	}
+	b.flagBounds(fd, &f)
+	b.flagEnum(fd, &f)
+	b.flagValueRule(fd, &f)
+	b.flagRepeat(fd, &f)
+	return f, ok
+}
+
+// bad places one mistake of a flag entry on its line.
+func (b *builder) bad(n *yaml.Node, path, format string, args ...any) {
+	b.add(n, path, format, args...)
+}
+
+// flagBounds checks min and max, which only an int value takes.
+func (b *builder) flagBounds(fd *flagDoc, f *execgate.Flag) {
+	bad, kind := b.bad, f.Value
 	if fd.min.set || fd.max.set {
 		if kind != execgate.ValueInt {
 			n, p := fd.min.node, fd.min.path
@@ -516,6 +530,11 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 			}
 		}
 	}
+}
+
+// flagEnum checks enum, which an enum value requires and no other takes.
+func (b *builder) flagEnum(fd *flagDoc, f *execgate.Flag) {
+	bad, kind := b.bad, f.Value
 	switch {
 	case fd.enumNode != nil && kind != execgate.ValueEnum:
 		bad(fd.enumNode, keyPath(fd.path, "enum"), "enum applies only to value: enum")
@@ -534,6 +553,12 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 		seen[e.v] = e.node
 		f.Enum = append(f.Enum, e.v)
 	}
+}
+
+// flagValueRule checks the rule of a path or pattern value: path only on
+// value: path, pattern required on, and only on, value: pattern.
+func (b *builder) flagValueRule(fd *flagDoc, f *execgate.Flag) {
+	bad, kind := b.bad, f.Value
 	switch {
 	case fd.pathRule != nil && kind != execgate.ValuePath:
 		bad(fd.pathRule.node, fd.pathRule.path, "path applies only to value: path")
@@ -550,6 +575,11 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 			bad(fd.pattern.node, fd.pattern.path, "%v", err)
 		}
 	}
+}
+
+// flagRepeat checks repeat and glued.
+func (b *builder) flagRepeat(fd *flagDoc, f *execgate.Flag) {
+	bad, kind := b.bad, f.Value
 	if fd.repeat.set {
 		if fd.repeat.v < 0 || fd.repeat.v > execgate.MaxApprovalArgs {
 			bad(fd.repeat.node, fd.repeat.path, "must be between 0 and %d", execgate.MaxApprovalArgs)
@@ -565,7 +595,6 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 			bad(fd.glued.node, fd.glued.path, "glued needs a one-character spelling: a short, or a one-character name")
 		}
 	}
-	return f, ok
 }
 
 // pathRule builds the rule of a path argument, placing each mistake on its
