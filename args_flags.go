@@ -5,15 +5,15 @@ import (
 	"strconv"
 )
 
-// DefaultMaxStdin is the stdin cap, in bytes, of a StdinSpec whose Max is
-// zero. Stdin arrives inside the JSON input, so MaxInputSize bounds it too.
+// DefaultMaxStdin is the stdin cap, in bytes, of a [StdinSpec] whose Max is
+// zero. Stdin arrives inside the JSON input, so [MaxInputSize] bounds it too.
 const DefaultMaxStdin = 1 << 20
 
 // ValueKind says whether a declared flag takes a value and which values it
 // accepts.
 type ValueKind int
 
-// The value kinds of a Flag.
+// The value kinds of a [Flag].
 const (
 	// ValueNone is a boolean flag: it takes no value. It is the zero
 	// ValueKind.
@@ -29,7 +29,7 @@ const (
 	ValuePattern
 	// ValuePath takes a path inside the roots of the flag's Path rule
 	// (the spec's working directory when Path is nil), checked as a path
-	// (see PathRule), and emits it cleaned.
+	// (see [PathRule]), and emits it cleaned.
 	ValuePath
 )
 
@@ -52,7 +52,7 @@ func (k ValueKind) String() string {
 }
 
 // ParseValueKind returns the ValueKind named s, which must be one of the
-// names String returns.
+// names [ValueKind.String] returns.
 func ParseValueKind(s string) (ValueKind, error) {
 	for k, n := range valueKindNames {
 		if s == n {
@@ -62,14 +62,14 @@ func ParseValueKind(s string) (ValueKind, error) {
 	return 0, fmt.Errorf("unknown value kind %q (want none, string, int, enum, pattern or path)", s)
 }
 
-// FlagSpec declares the command-line grammar a Flags schema accepts: fixed
+// FlagSpec declares the command-line grammar a [Flags] schema accepts: fixed
 // leading arguments, the flags a caller may give, the positional arguments
 // that may follow them, and whether the command reads stdin.
 type FlagSpec struct {
 	// Leading are fixed arguments emitted first, before anything the
 	// caller sends, such as a subcommand ("log") or a global option
 	// ("--no-pager"). Callers can never place anything before or between
-	// them. Nil means none. They must hold none of the characters Flags
+	// them. Nil means none. They must hold none of the characters [Flags]
 	// refuses in a token.
 	Leading []string
 
@@ -122,33 +122,33 @@ type Flag struct {
 	// "--" + Name is refused. False spells it with two dashes.
 	SingleDash bool
 
-	// Value is what the flag takes. The zero value, ValueNone, makes it a
+	// Value is what the flag takes. The zero value, [ValueNone], makes it a
 	// boolean flag.
 	Value ValueKind
 
-	// Min and Max bound the value of a ValueInt flag, inclusively. Nil
+	// Min and Max bound the value of a [ValueInt] flag, inclusively. Nil
 	// means unbounded on that side. They must be nil for other kinds.
 	Min, Max *int64
 
-	// Enum lists the values a ValueEnum flag accepts, compared exactly.
-	// It is required for ValueEnum and must be empty for other kinds.
+	// Enum lists the values a [ValueEnum] flag accepts, compared exactly.
+	// It is required for [ValueEnum] and must be empty for other kinds.
 	Enum []string
 
-	// Pattern is the RE2 regular expression a ValuePattern flag's value
+	// Pattern is the RE2 regular expression a [ValuePattern] flag's value
 	// must match as a whole: the gate matches it as ^(?:Pattern)$, so a
 	// value that merely contains a match is refused. Write the anchors
 	// anyway, so readers of the configuration see the full-match intent.
 	// A value the pattern matches may hold shell metacharacters and may
-	// start with '-' or '@'; the characters Flags refuses in a token are
-	// refused whatever the pattern says. JSONSchema shows the pattern as
-	// written when it is anchored at both ends and wrapped in ^(?:...)$
-	// otherwise, so keep to syntax that RE2 and ECMA-262 share, and adds
-	// the token rule beside it (allOf). It is required for ValuePattern
-	// and must be empty for other kinds.
+	// start with '-' or '@'; the characters [Flags] refuses in a token are
+	// refused whatever the pattern says. [ArgsSchema.JSONSchema] shows the
+	// pattern as written when it is anchored at both ends and wrapped in
+	// ^(?:...)$ otherwise, so keep to syntax that RE2 and ECMA-262 share,
+	// and adds the token rule beside it (allOf). It is required for
+	// [ValuePattern] and must be empty for other kinds.
 	Pattern string
 
-	// Path is the rule of a ValuePath flag's value: its roots and what
-	// must be there (see PathRule). Nil means PathRule{}: anything inside
+	// Path is the rule of a [ValuePath] flag's value: its roots and what
+	// must be there (see [PathRule]). Nil means PathRule{}: anything inside
 	// the spec's working directory. It must be nil for other kinds.
 	Path *PathRule
 
@@ -168,7 +168,7 @@ type Flag struct {
 	Glued bool
 }
 
-// Positionals declares the positional arguments a Flags schema accepts.
+// Positionals declares the positional arguments a [Flags] schema accepts.
 // They are emitted after all flags, in the caller's order.
 type Positionals struct {
 	// Max is how many positional arguments are accepted. Zero accepts
@@ -176,18 +176,18 @@ type Positionals struct {
 	Max int
 
 	// Pattern, if not empty, is an RE2 regular expression every
-	// positional argument must match as a whole (see Flag.Pattern); it
+	// positional argument must match as a whole (see [Flag.Pattern]); it
 	// may then hold what the pattern allows, shell metacharacters
 	// included. Empty accepts any non-empty argument without shell
 	// metacharacters. Either way a positional may not start with '@',
-	// nor with '-' unless EndOfOptions is set.
+	// nor with '-' unless [FlagSpec.EndOfOptions] is set.
 	Pattern string
 
 	// Path, if not nil, makes every positional argument a path, checked
-	// against this rule (see PathRule) and emitted cleaned; an empty
+	// against this rule (see [PathRule]) and emitted cleaned; an empty
 	// PathRule{} means anything inside the spec's working directory. A
-	// path never starts with '-' or '@', whatever EndOfOptions says. It
-	// excludes Pattern.
+	// path never starts with '-' or '@', whatever [FlagSpec.EndOfOptions]
+	// says. It excludes Pattern.
 	Path *PathRule
 }
 
@@ -195,7 +195,7 @@ type Positionals struct {
 // input's "stdin" string.
 type StdinSpec struct {
 	// Max is the largest stdin accepted, in bytes of UTF-8. Zero means
-	// DefaultMaxStdin; negative is refused.
+	// [DefaultMaxStdin]; negative is refused.
 	Max int
 }
 
@@ -208,7 +208,7 @@ type StdinSpec struct {
 //
 // "flags" maps declared names to values: true emits a boolean flag, false
 // leaves it out; a value flag takes a string (a JSON integer for
-// ValueInt), or an array of them when its Repeat is more than one. "args"
+// [ValueInt]), or an array of them when its Repeat is more than one. "args"
 // holds command-line tokens: declared flags in any accepted spelling
 // (--max-count 5, --max-count=5, -n 5, and -n5 only when Glued) and
 // positional arguments. In "args", every token longer than one byte that
@@ -225,7 +225,7 @@ type StdinSpec struct {
 // argument), so the argv holds nothing
 // that was not declared and no value can be read as a flag.
 //
-// Parse refuses with a *ValidationError. The input is first decoded as
+// Parse refuses with a [*ValidationError]. The input is first decoded as
 // strictly as every other input of the gate: unknown, duplicate or
 // case-mismatched keys, wrong JSON types, trailing data, invalid UTF-8,
 // unpaired surrogate escapes and NUL are reported on their own, each
@@ -249,10 +249,10 @@ type StdinSpec struct {
 // them), and U+2800 BRAILLE PATTERN BLANK, which is drawn blank; shell
 // metacharacters (; & | $ ` < > ( ) { } and newline) in string values and
 // in positionals unless a Pattern matched them; stdin when spec.Stdin is
-// nil or over its cap; more than MaxApprovalArgs tokens in "args", a token
-// over MaxApprovalArgBytes, and an argv longer than MaxApprovalArgs; and a
+// nil or over its cap; more than [MaxApprovalArgs] tokens in "args", a token
+// over [MaxApprovalArgBytes], and an argv longer than [MaxApprovalArgs]; and a
 // "flags" object holding more keys and values, at every depth, than
-// 2*(number of declared flags + MaxApprovalArgs) (it is checked but not
+// 2*(number of declared flags + [MaxApprovalArgs]) (it is checked but not
 // kept, so a small input cannot make Parse allocate much).
 // Issues come in a stable order: "flags" (undeclared keys sorted, then
 // declaration order), "args", "stdin"; at most 32 are listed. Stdin, which
@@ -260,7 +260,7 @@ type StdinSpec struct {
 //
 // Mistakes in spec (a malformed or duplicate name or spelling, a pattern
 // that does not compile, bounds on the wrong kind, see the field docs) make
-// NewAllowlist refuse the spec with a *ConfigError. Flags copies spec;
+// [NewAllowlist] refuse the spec with a [*ConfigError]. Flags copies spec;
 // changing it afterwards changes nothing.
 func Flags(spec FlagSpec) ArgsSchema {
 	s := &flagsSchema{}

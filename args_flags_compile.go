@@ -10,7 +10,7 @@ import (
 )
 
 // flagsSchema is the compiled form of a FlagSpec. It is immutable after
-// Flags returns.
+// [Flags] returns.
 type flagsSchema struct {
 	spec     FlagSpec
 	rules    []*flagRule
@@ -237,7 +237,7 @@ func compileFlagPattern(pattern string) (*regexp.Regexp, error) {
 func validFlagName(name string) bool { return inputrules.ValidWord(name) }
 
 // dirBinder is an ArgsSchema that checks arguments against the command's
-// working directory, and so must be bound to it: NewAllowlist calls
+// working directory, and so must be bound to it: [NewAllowlist] calls
 // bindDir with the spec's resolved Dir and keeps what it returns.
 type dirBinder interface {
 	bindDir(dir string) (ArgsSchema, error)

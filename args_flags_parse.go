@@ -15,12 +15,12 @@ import (
 const maxFlagIssues = 32
 
 // errFlagsMisconfigured is the error of every Parse of a misconfigured
-// schema, which NewAllowlist would have refused.
+// schema, which [NewAllowlist] would have refused.
 func errFlagsMisconfigured() error {
 	return &ValidationError{Issues: []Issue{{Message: "the command's flag schema is misconfigured"}}}
 }
 
-// Parse implements ArgsSchema.
+// Parse implements [ArgsSchema].
 func (s *flagsSchema) Parse(input json.RawMessage) (Argv, error) {
 	if s.err != nil {
 		return Argv{}, errFlagsMisconfigured()

@@ -13,7 +13,7 @@ import (
 // which accepts nothing.
 var flagsRefuseAllSchema = json.RawMessage(`{"type":"object","not":{}}`)
 
-// JSONSchema implements ArgsSchema. The bytes are computed once, by Flags.
+// JSONSchema implements [ArgsSchema]. The bytes are computed once, by [Flags].
 func (s *flagsSchema) JSONSchema() json.RawMessage { return s.schema }
 
 // flagSchemaNode is one JSON Schema object. Its fields are written in this

@@ -194,7 +194,7 @@ func TestFlags_AcceptedInputsGiveExactArgv(t *testing.T) {
 		{"long with separate value", "git.log", `{"args":["--max-count","5","main"]}`, []string{"log", "--max-count=5", "--", "main"}, ""},
 		{"long with equals", "git.log", `{"args":["--max-count=5"]}`, []string{"log", "--max-count=5", "--"}, ""},
 		{"short with separate value", "git.log", `{"args":["-n","5"]}`, []string{"log", "--max-count=5", "--"}, ""},
-		{"int normalised", "git.log", `{"args":["-n","007"]}`, []string{"log", "--max-count=7", "--"}, ""},
+		{"int normalized", "git.log", `{"args":["-n","007"]}`, []string{"log", "--max-count=7", "--"}, ""},
 		{"pattern value may start with dash via equals", "git.log", `{"args":["--author=-Ann"]}`, []string{"log", "--author=-Ann", "--"}, ""},
 		{"pattern allows @", "git.log", `{"flags":{"author":"ann@example.org"}}`, []string{"log", "--author=ann@example.org", "--"}, ""},
 		{"flags then args then positionals", "git.log", `{"args":["main","--oneline"],"flags":{"format":"medium"}}`,
@@ -250,7 +250,8 @@ func assertRefusal(t *testing.T, x *execgate.Executor, rec *execgatetest.Recorde
 	t.Errorf("no issue with field %q and message containing %q in %+v", tc.field, tc.contains, ve.Issues)
 }
 
-func TestInvariant4_FlagsRefuseUndeclaredAndMisspelledFlags(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_FlagsRefuseUndeclaredAndMisspelledFlags(t *testing.T) {
 	x, rec := newFlagsGate(t)
 	for _, tc := range []flagsRefusal{
 		{"undeclared long", "git.log", `{"args":["--force"]}`, "args[0]", `"--force": undeclared flag`},
@@ -293,7 +294,8 @@ func TestInvariant4_FlagsRefuseUndeclaredAndMisspelledFlags(t *testing.T) {
 	}
 }
 
-func TestInvariant4_FlagsRefuseBadValuesAndPositionals(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_FlagsRefuseBadValuesAndPositionals(t *testing.T) {
 	x, rec := newFlagsGate(t)
 	long := strings.Repeat("a", execgate.MaxApprovalArgBytes+1)
 	cases := []flagsRefusal{
@@ -356,7 +358,8 @@ func TestInvariant4_FlagsRefuseBadValuesAndPositionals(t *testing.T) {
 	}
 }
 
-func TestInvariant4_FlagsRefuseControlAndBidiCharacters(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_FlagsRefuseControlAndBidiCharacters(t *testing.T) {
 	x, rec := newFlagsGate(t)
 	chars := map[string]string{ // label -> JSON escape
 		"NUL": `\u0000`, "tab": `\t`, "newline": `\n`, "CR": `\r`, "ESC": `\u001b`, "DEL": `\u007f`,
@@ -407,7 +410,8 @@ func TestInvariant4_FlagsRefuseControlAndBidiCharacters(t *testing.T) {
 	}
 }
 
-func TestInvariant4_FlagsDecodeStrictly(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_FlagsDecodeStrictly(t *testing.T) {
 	x, rec := newFlagsGate(t)
 	for _, tc := range []flagsRefusal{
 		{"unknown member", "git.log", `{"arg":[]}`, "arg", "unknown field; allowed: args, flags, stdin"},
@@ -455,7 +459,8 @@ func TestInvariant4_FlagsDecodeStrictly(t *testing.T) {
 	assert.Equal(t, []string{"--no-pager", "run", "😀", `a\ud800`}, args)
 }
 
-func TestInvariant4_FlagsCollectIssuesInStableOrder(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_FlagsCollectIssuesInStableOrder(t *testing.T) {
 	x, rec := newFlagsGate(t)
 	input := []byte(`{"stdin":"x","args":["--force","-n5","main","dev"],"flags":{"format":"full","zz":1,"bogus":true}}`)
 	ve := refuseFlags(t, x, rec, "git.log", input)
@@ -549,7 +554,8 @@ func emitted(f execgate.Flag, value string) []string {
 	return []string{c, value}
 }
 
-func TestInvariant4_FlagsSpellingGeneratorRefusesEveryMisspelling(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_FlagsSpellingGeneratorRefusesEveryMisspelling(t *testing.T) {
 	x, rec := newFlagsGate(t)
 	undeclared := []string{"force", "exec", "output", "upload-pack", "config", "x", "e", "C", "P", "1"}
 	total := 0
@@ -705,7 +711,7 @@ func randomValue(rng *rand.Rand, f execgate.Flag) (jsonValue any, token, canon s
 		n := lo + rng.Int64N(hi-lo+1)
 		token = strconv.FormatInt(n, 10)
 		if n >= 0 && rng.IntN(4) == 0 {
-			token = fmt.Sprintf("%04d", n) // leading zeros are normalised
+			token = fmt.Sprintf("%04d", n) // leading zeros are normalized
 		}
 		return n, token, strconv.FormatInt(n, 10)
 	case execgate.ValueEnum:
@@ -752,7 +758,8 @@ func randomSpelling(rng *rand.Rand, f execgate.Flag, token string) []string {
 	return forms[rng.IntN(len(forms))]
 }
 
-func TestInvariant4_FlagsArgvHoldsOnlyDeclaredFlags(t *testing.T) {
+// Invariant 4 of DESIGN.md.
+func TestStrictInput_FlagsArgvHoldsOnlyDeclaredFlags(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2026))
 	for _, cmd := range []string{"git.log", "find.run", "ssh.run", "tool.run", "jq.run"} {
 		spec := flagsSpecs()[cmd]

@@ -10,7 +10,7 @@ import (
 )
 
 // argShellMeta are the bytes refused in string values and in positionals
-// without a pattern. No shell ever sees them; refusing them is defence in
+// without a pattern. No shell ever sees them; refusing them is defense in
 // depth against a command that hands its arguments to one.
 const argShellMeta = ";&|$`<>(){}\n"
 
@@ -18,7 +18,7 @@ const argShellMeta = ";&|$`<>(){}\n"
 const maxArgInMessage = 64
 
 // checkArgText returns why s may not appear in an argv, or "". The message
-// starts with s quoted. The rule is inputrules.TokenProblem.
+// starts with s quoted. The rule is [inputrules.TokenProblem].
 func checkArgText(s string) string {
 	if msg := inputrules.TokenProblem(s); msg != "" {
 		return quoteArg(s) + ": " + msg
@@ -27,7 +27,7 @@ func checkArgText(s string) string {
 }
 
 // quoteArg quotes a caller's token for a message, shortened to
-// maxArgInMessage bytes at a character boundary.
+// [maxArgInMessage] bytes at a character boundary.
 func quoteArg(s string) string {
 	if len(s) <= maxArgInMessage {
 		return strconv.Quote(s)

@@ -12,7 +12,7 @@ import (
 // PathMust says what a path argument must name when a call is checked.
 type PathMust string
 
-// What a PathRule can require of the thing a path names.
+// What a [PathRule] can require of the thing a path names.
 const (
 	// PathAny, the zero PathMust, accepts a path whether or not anything
 	// is there.
@@ -20,7 +20,7 @@ const (
 	// PathExists requires something to be there.
 	PathExists PathMust = "exists"
 	// PathFile requires a regular file (after resolving symbolic links,
-	// unless the rule is Lexical).
+	// unless the rule is [PathRule.Lexical]).
 	PathFile PathMust = "file"
 	// PathDir requires a directory (likewise).
 	PathDir PathMust = "dir"
@@ -31,12 +31,12 @@ const (
 // operator has to approximate it with a regular expression.
 //
 // A path token is checked against the call's working directory (the
-// spec's Dir): a relative token names Dir joined with it. The token is
-// refused when it is empty, starts with '-' or '@' (before or after
-// cleaning), holds a control, bidirectional or invisible character or a
-// shell metacharacter (as every Flags value without a pattern does, in
-// defence in depth: no shell ever sees it), or,
-// once cleaned (filepath.Clean: "." and ".." resolved as text), names
+// spec's [CommandSpec.Dir]): a relative token names Dir joined with it.
+// The token is refused when it is empty, starts with '-' or '@' (before
+// or after cleaning), holds a control, bidirectional or invisible
+// character or a shell metacharacter (as every [Flags] value without a
+// pattern does, in defense in depth: no shell ever sees it), or, once
+// cleaned ([filepath.Clean]: "." and ".." resolved as text), names
 // anything outside every root: "src/../../etc/passwd" and "/etc/passwd"
 // alike, when the roots do not hold them. Unless the rule is Lexical, the
 // part of the path that exists is then resolved, symbolic links and all,
@@ -51,7 +51,7 @@ const (
 // The check is made when the call is validated; the program opens the
 // path later. Someone who can change the files under a root in between
 // (replace a directory by a link that points out) can still make the
-// program reach outside: that window is what a Confinement's Read and
+// program reach outside: that window is what a [Confinement]'s Read and
 // Write paths close, since the kernel then refuses every path outside
 // them at the moment it is opened.
 type PathRule struct {
@@ -59,8 +59,8 @@ type PathRule struct {
 	// paths, each itself included. Empty means the spec's working
 	// directory (its Dir).
 	Roots []string
-	// Must says what must be at the path: PathAny (the zero value),
-	// PathExists, PathFile or PathDir.
+	// Must says what must be at the path: [PathAny] (the zero value),
+	// [PathExists], [PathFile] or [PathDir].
 	Must PathMust
 	// Glob lets the path hold the glob characters '*', '?' and '[', for a
 	// program that expands patterns itself (rg -g, git pathspecs). The
@@ -74,7 +74,7 @@ type PathRule struct {
 }
 
 // PathError reports why a path token was refused. It is the Message of the
-// Issue a schema reports; Token is the token as given.
+// [Issue] a schema reports; Token is the token as given.
 type PathError struct {
 	Token  string
 	Reason string
@@ -274,7 +274,7 @@ func (r *PathRule) validate() error {
 }
 
 // errUnboundPath is the refusal of a path argument checked by a schema that
-// was never bound to a working directory: one used outside an Allowlist.
+// was never bound to a working directory: one used outside an [Allowlist].
 const errUnboundPath = "a path argument is checked against the command's working directory, and this schema was not built into an Allowlist"
 
 // pathDescription says, for a JSON Schema, what a path argument under rule

@@ -29,7 +29,8 @@ func pathScratch(t *testing.T) (root, outside string) {
 	return root, outside
 }
 
-func TestInvariant12_PathsStayInsideTheirRoots(t *testing.T) {
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_PathsStayInsideTheirRoots(t *testing.T) {
 	root, outside := pathScratch(t)
 	cases := []struct {
 		name  string
@@ -96,7 +97,8 @@ func TestBindPath_RefusesBadRules(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown Must")
 }
 
-func TestInvariant12_FlagsPathArgumentsStayInsideTheirRoots(t *testing.T) {
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_FlagsPathArgumentsStayInsideTheirRoots(t *testing.T) {
 	root, outside := pathScratch(t)
 	a, err := NewAllowlist(CommandSpec{
 		Name: "git.diff", Command: "/bin/echo", Dir: root,
