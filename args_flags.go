@@ -103,8 +103,9 @@ type FlagSpec struct {
 // (git log --format=oneline), and no value can then be read as an operand
 // or a flag of its own. A one-dash spelling takes its value as the next
 // argument ("-n", "5"; "-name", "*.go"), the form those parsers expect.
-// Tools whose options are all single letters (ssh) declare each with a
-// one-character Name.
+// A program that reads a two-dash option's value only as the next argument
+// (curl, jq) declares the flag [Flag.Separate]. Tools whose options are all
+// single letters (ssh) declare each with a one-character Name.
 type Flag struct {
 	// Name is the flag's name without dashes: the key of the input's
 	// "flags" object and the long spelling ("max-count" is --max-count).
@@ -166,6 +167,14 @@ type Flag struct {
 	// long spelling always accepts "=value" (--max-count=5, -run=X)
 	// whatever Glued says.
 	Glued bool
+
+	// Separate, if true, emits a two-dash flag's value as the next
+	// argument ("--opt", "value") instead of "--opt=value", for programs
+	// that read only that form (curl, jq). A value that then starts with
+	// '-' is refused whatever its kind or pattern allows, so that it can
+	// never be read as a flag of its own. It needs a value kind; a
+	// one-dash spelling is emitted that way already.
+	Separate bool
 }
 
 // Positionals declares the positional arguments a [Flags] schema accepts.

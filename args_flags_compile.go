@@ -188,6 +188,8 @@ func compileFlag(f Flag) (*flagRule, error) {
 		return nil, errors.New("Pattern is required for a pattern value")
 	case f.Glued && f.Value == ValueNone:
 		return nil, errors.New("Glued needs a flag that takes a value")
+	case f.Separate && f.Value == ValueNone:
+		return nil, errors.New("Separate needs a flag that takes a value")
 	case f.Path != nil && f.Value != ValuePath:
 		return nil, fmt.Errorf("Path applies only to path values, not %s", f.Value)
 	}

@@ -294,6 +294,11 @@ func (p *flagsParse) emit(field flagField, r *flagRule, value *string) {
 	switch {
 	case value == nil:
 		p.out = append(p.out, r.canon)
+	case r.Separate && strings.HasPrefix(*value, "-"):
+		// As its own argument, the value could be read as a flag.
+		p.add(field.String(), fmt.Sprintf("%s: the value of %s is passed as its own argument and must not start with '-'", quoteArg(*value), r.canon))
+	case r.Separate:
+		p.out = append(p.out, r.canon, *value)
 	case strings.HasPrefix(r.canon, "--"):
 		// One element: a tool whose option takes an optional value
 		// (git's --format, --color) would read a separate value as an

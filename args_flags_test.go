@@ -1165,3 +1165,46 @@ func TestFlags_LongTokensAreShortenedInMessages(t *testing.T) {
 	assert.True(t, len(s) <= 64 && len(s) >= 60, "cut at a character boundary near 64 bytes: %d", len(s))
 	assert.Contains(t, msg, `"...: undeclared flag`)
 }
+
+func TestFlags_SeparateValues(t *testing.T) {
+	a, err := execgate.NewAllowlist(execgate.CommandSpec{
+		Name: "curl.get", Command: "/bin/echo", Dir: "/",
+		Args: execgate.Flags(execgate.FlagSpec{Flags: []execgate.Flag{
+			{Name: "max-time", Value: execgate.ValueInt, Separate: true},
+			{Name: "header", Value: execgate.ValuePattern, Pattern: `^[-A-Za-z: ]{1,64}$`, Separate: true},
+			{Name: "format", Value: execgate.ValueString},
+		}}),
+	})
+	require.NoError(t, err)
+	p := execgate.NewProposer(a)
+	for _, c := range []struct {
+		name, input string
+		argv        []string // nil: refused
+	}{
+		{"a separate value is emitted as the next argument, the form curl and jq read",
+			`{"flags":{"max-time":5}}`, []string{"--max-time", "5"}},
+		{"a flag without Separate keeps the one-element form",
+			`{"flags":{"format":"json"}}`, []string{"--format=json"}},
+		{"given as --opt=value in args, a separate flag is still emitted separately",
+			`{"args":["--max-time=7"]}`, []string{"--max-time", "7"}},
+		{"a separate value that starts with '-' is refused, though its pattern allows it: it would be read as a flag",
+			`{"flags":{"header":"--output x"}}`, nil},
+		{"a negative separate int is refused for the same reason",
+			`{"flags":{"max-time":-1}}`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prop, err := p.Check("curl.get", json.RawMessage(c.input))
+			if c.argv == nil {
+				var ve *execgate.ValidationError
+				require.ErrorAs(t, err, &ve)
+				assert.Contains(t, err.Error(), "must not start with '-'")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.argv, prop.Args)
+		})
+	}
+	_, err = execgate.NewAllowlist(execgate.CommandSpec{Name: "x", Command: "/bin/echo", Dir: "/",
+		Args: execgate.Flags(execgate.FlagSpec{Flags: []execgate.Flag{{Name: "v", Separate: true}}})})
+	assert.ErrorContains(t, err, "Separate needs a flag that takes a value")
+}

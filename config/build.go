@@ -456,6 +456,7 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 		SingleDash: fd.singleDash.v,
 		Pattern:    fd.pattern.v,
 		Glued:      fd.glued.v,
+		Separate:   fd.separate.v,
 	}
 	switch {
 	case !fd.name.set:
@@ -594,6 +595,9 @@ func (b *builder) flagRepeat(fd *flagDoc, f *execgate.Flag) {
 		case f.Short == "" && len(f.Name) != 1:
 			bad(fd.glued.node, fd.glued.path, "glued needs a one-character spelling: a short, or a one-character name")
 		}
+	}
+	if f.Separate && kind == execgate.ValueNone {
+		bad(fd.separate.node, fd.separate.path, "separate needs a flag that takes a value")
 	}
 }
 

@@ -150,7 +150,7 @@ type flagDoc struct {
 	keys map[string]bool // the keys present
 
 	name, short, value, pattern val[string]
-	singleDash, glued           val[bool]
+	singleDash, glued, separate val[bool]
 	min, max, repeat            val[int64]
 	enum                        []val[string]
 	enumNode                    *yaml.Node
@@ -639,9 +639,10 @@ func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
 			f.enumNode = v
 			d.strings(&f.enum)(k, v, p)
 		},
-		"pattern": d.str(&f.pattern),
-		"repeat":  d.integer(&f.repeat),
-		"glued":   d.boolean(&f.glued),
+		"pattern":  d.str(&f.pattern),
+		"repeat":   d.integer(&f.repeat),
+		"glued":    d.boolean(&f.glued),
+		"separate": d.boolean(&f.separate),
 		"path": func(_, v *yaml.Node, p string) {
 			f.pathRule = d.pathRule(v, p)
 		},

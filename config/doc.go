@@ -180,6 +180,10 @@
 //	repeat              integer; how often the flag may be given; 0 means once
 //	glued               boolean; also accept -n5 (needs a one-character
 //	                    spelling and a value)
+//	separate            boolean; emit a two-dash flag's value as the next
+//	                    argument (--max-time 5), for programs that read
+//	                    only that form (curl, jq); such a value must not
+//	                    start with '-'; needs a value
 //
 // # Paths
 //

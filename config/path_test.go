@@ -56,3 +56,21 @@ func TestPaths_MistakesAreReportedOnTheirLine(t *testing.T) {
 		})
 	}
 }
+
+func TestFlags_SeparateInYAML(t *testing.T) {
+	l := mustLoad(t, `version: 1
+tools:
+  - name: curl
+    bin: /bin/echo
+    bare:
+      description: Fetch.
+      flags: [{name: max-time, value: int, min: 1, max: 60, separate: true}]
+`)
+	prop, err := execgate.NewProposer(l.Allowlist).Check("curl.run", json.RawMessage(`{"flags":{"max-time":5}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"--max-time", "5"}, prop.Args)
+
+	list := loadErrors(t, "version: 1\ntools:\n  - {name: x, bin: /bin/echo, description: d, bare: {flags: [{name: v, separate: true}]}}\n")
+	require.Len(t, list, 1)
+	assert.Contains(t, list[0].Error(), "separate needs a flag that takes a value")
+}
