@@ -96,6 +96,9 @@ import (
 func Struct[T any](build func(T) Argv) ArgsSchema {
 	s := &structSchema[T]{build: build, typ: reflect.TypeFor[T]()}
 	s.schema, s.err = s.prepare()
+	if s.err == nil {
+		s.paths, s.err = structPaths(s.typ)
+	}
 	if s.err != nil {
 		s.schema = fixedJSONSchema
 	}
@@ -107,7 +110,22 @@ type structSchema[T any] struct {
 	build  func(T) Argv
 	typ    reflect.Type
 	schema json.RawMessage
-	err    error // reported by check; Parse refuses everything when set
+	err    error        // reported by check; Parse refuses everything when set
+	paths  []structPath // the Path fields, bound by bindDir
+}
+
+// bindDir implements dirBinder: a schema with Path fields checks them
+// against the spec's working directory.
+func (s *structSchema[T]) bindDir(dir string) (ArgsSchema, error) {
+	if s.err != nil || len(s.paths) == 0 {
+		return s, nil
+	}
+	c := *s
+	var err error
+	if c.paths, err = bindPaths(s.paths, dir); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // check implements schemaChecker.
@@ -159,6 +177,9 @@ func (s *structSchema[T]) Parse(input json.RawMessage) (argv Argv, err error) {
 		if !coveredBy(is.Field, decoded) {
 			issues = append(issues, is)
 		}
+	}
+	if len(issues) == 0 && len(s.paths) > 0 {
+		issues = checkPaths(s.paths, reflect.ValueOf(&v).Elem())
 	}
 	if len(issues) > 0 {
 		return Argv{}, structRefusal(issues)

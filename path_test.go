@@ -174,3 +174,60 @@ func TestFlags_PathRulesAreCheckedWhenDeclared(t *testing.T) {
 	_, err := Flags(FlagSpec{Positionals: Positionals{Max: 1, Path: &PathRule{}}}).Parse(json.RawMessage(`{"args":["a"]}`))
 	assert.ErrorContains(t, err, "working directory")
 }
+
+// Invariant 12 of DESIGN.md.
+func TestTypedGrammars_StructPathFieldsStayInsideTheWorkingDirectory(t *testing.T) {
+	root, outside := pathScratch(t)
+	type catInput struct {
+		File  Path   `json:"file" path:"file"`
+		More  []Path `json:"more" validate:"max=4"`
+		Lines int    `json:"lines" validate:"min=0,max=100"`
+	}
+	a, err := NewAllowlist(CommandSpec{
+		Name: "cat", Command: "/bin/cat", Dir: root,
+		Args: Struct(func(in catInput) Argv {
+			args := []string{"--", string(in.File)}
+			for _, m := range in.More {
+				args = append(args, string(m))
+			}
+			return Argv{Args: args}
+		}),
+	})
+	require.NoError(t, err)
+	p := NewProposer(a)
+	for _, c := range []struct {
+		name, input string
+		argv        []string // nil: refused
+		issue       string
+	}{
+		{"a file inside the working directory is passed cleaned to the build function",
+			`{"file":"src/./a.go","more":["src/deep/.."]}`, []string{"--", "src/a.go", "src"}, ""},
+		{"a Path field that climbs out is refused, naming the field",
+			`{"file":"../secret.txt"}`, nil, "file: path"},
+		{"an element of a []Path field that is absolute outside is refused, naming the element",
+			`{"file":"src/a.go","more":["` + outside + `"]}`, nil, "more[0]"},
+		{"a Path through a link out is refused", `{"file":"link-out"}`, nil, "symbolic link"},
+		{"the path tag's must is applied", `{"file":"src"}`, nil, "is not a regular file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prop, err := p.Check("cat", json.RawMessage(c.input))
+			if c.argv == nil {
+				var ve *ValidationError
+				require.ErrorAs(t, err, &ve)
+				assert.Contains(t, err.Error(), c.issue)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.argv, prop.Args)
+		})
+	}
+	// Outside an Allowlist there is no working directory to check against.
+	_, err = Struct(func(in catInput) Argv { return Argv{} }).Parse(json.RawMessage(`{"file":"a"}`))
+	assert.ErrorContains(t, err, "working directory")
+	// A bad path tag is refused when the schema is built.
+	type bad struct {
+		F Path `json:"f" path:"maybe"`
+	}
+	_, err = NewAllowlist(CommandSpec{Name: "b", Command: "/bin/cat", Dir: root, Args: Struct(func(bad) Argv { return Argv{} })})
+	assert.ErrorContains(t, err, "unknown Must")
+}

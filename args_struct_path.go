@@ -1,0 +1,95 @@
+package execgate
+
+import (
+	"reflect"
+	"strconv"
+)
+
+// Path is a string that a [Struct] schema checks as a path, as a Flags
+// path argument is checked (see [PathRule]): a field of type Path, or
+// []Path, at the top level of the struct must name something inside the
+// spec's working directory, and the build function sees it cleaned. The
+// field's `path` tag may say what must be there: `path:"exists"`,
+// `path:"file"` or `path:"dir"`. A Struct schema with Path fields must be
+// used through an [Allowlist], which binds it to the spec's Dir.
+type Path string
+
+// structPath is one Path field of a Struct schema's type.
+type structPath struct {
+	index []int  // the field, for reflect.Value.FieldByIndex
+	name  string // its JSON name, for issues
+	slice bool   // []Path rather than Path
+	rule  PathRule
+	bound *boundPathRule // nil before bindDir
+}
+
+var pathReflectType = reflect.TypeFor[Path]()
+
+// structPaths finds the Path and []Path fields at the top level of t.
+func structPaths(t reflect.Type) ([]structPath, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, nil
+	}
+	var out []structPath
+	for i := range t.NumField() {
+		f := t.Field(i)
+		slice := f.Type.Kind() == reflect.Slice && f.Type.Elem() == pathReflectType
+		if f.Type != pathReflectType && !slice {
+			continue
+		}
+		p := structPath{index: f.Index, name: jsonFieldName(f), slice: slice}
+		if tag, ok := f.Tag.Lookup("path"); ok {
+			p.rule.Must = PathMust(tag)
+			if err := p.rule.validate(); err != nil {
+				return nil, &ConfigError{Field: f.Name, Message: err.Error()}
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// bindPaths returns paths bound to the working directory dir.
+func bindPaths(paths []structPath, dir string) ([]structPath, error) {
+	out := make([]structPath, len(paths))
+	for i, p := range paths {
+		b, err := bindPath(p.rule, dir)
+		if err != nil {
+			return nil, err
+		}
+		p.bound = b
+		out[i] = p
+	}
+	return out, nil
+}
+
+// checkPaths checks and cleans the Path fields of v, in place, and returns
+// an Issue for each refused one.
+func checkPaths(paths []structPath, v reflect.Value) []Issue {
+	var issues []Issue
+	check := func(field string, p structPath, fv reflect.Value) {
+		if p.bound == nil {
+			issues = append(issues, Issue{Field: field, Message: errUnboundPath})
+			return
+		}
+		out, err := p.bound.check(fv.String())
+		if err != nil {
+			issues = append(issues, Issue{Field: field, Message: err.Error()})
+			return
+		}
+		fv.SetString(out)
+	}
+	for _, p := range paths {
+		fv := v.FieldByIndex(p.index)
+		if !p.slice {
+			if fv.String() != "" {
+				check(p.name, p, fv)
+			}
+			continue
+		}
+		for i := range fv.Len() {
+			check(p.name+"["+strconv.Itoa(i)+"]", p, fv.Index(i))
+		}
+	}
+	return issues
+}
