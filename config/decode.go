@@ -537,6 +537,15 @@ func (d *decoder) defaults(n *yaml.Node, path string, def *defaultsDoc) {
 }
 
 func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
+	if hasKey(n, "profile") {
+		// An entry naming a profile is the profile's entry with the
+		// entry's overrides (see profile.go).
+		entry := d.fromProfile(n, path)
+		if entry == nil {
+			return &toolDoc{node: n, path: path}
+		}
+		n = entry
+	}
 	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
 	hs := map[string]handler{
 		"name":              d.str(&t.name),

@@ -185,6 +185,26 @@
 //	                    only that form (curl, jq); such a value must not
 //	                    start with '-'; needs a value
 //
+// # Profiles
+//
+// A tools entry may name a vetted profile (package profiles: git, jq, rg,
+// ...) instead of writing the tool out:
+//
+//	tools:
+//	  - profile: git
+//	    working_dir: /srv/repo
+//	    timeout: 10s
+//
+// The entry is then the profile's entry, with what the entry sets in
+// place of the profile's: only name, bin, sha256, working_dir, timeout,
+// no_output_timeout, max_output and policy_version may be set (any other
+// key is an error naming the profile and the key: the grammar, the
+// environment and the confinement are the profile's). working_dir, when
+// unset, is the loading process's working directory, and is added to the
+// read paths of the profile's confine. `execgate profiles` lists the
+// profiles; `execgate init --profile git,rg --root DIR` writes a starter
+// file that uses them.
+//
 // # Paths
 //
 // A path argument (value: path, or positionals with path) is checked as a

@@ -1,0 +1,151 @@
+package config
+
+import (
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/execgate/execgate/profiles"
+)
+
+// profileOverrides are the keys a tools entry that names a profile may set
+// besides profile: what differs from site to site. Everything else (the
+// grammar, the environment, the confinement) is the profile's.
+var profileOverrides = []string{"name", "bin", "sha256", "working_dir", "timeout", "no_output_timeout", "max_output", "policy_version"}
+
+// hasKey reports whether the mapping n holds key.
+func hasKey(n *yaml.Node, key string) bool {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// fromProfile returns the tools entry n (which holds a profile key)
+// expanded: the named profile's entry with the overrides n sets, its
+// working_dir (the loading process's working directory when n sets none)
+// made explicit and added to the profile's confine read paths. Problems
+// are recorded against n's keys; the result is nil when the entry cannot
+// be expanded.
+func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
+	var name string
+	var overrides []*yaml.Node // key, value pairs
+	if v := mapValue(n, "profile"); v != nil && v.Kind == yaml.ScalarNode {
+		name = v.Value
+	}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		kp := keyPath(path, k.Value)
+		switch {
+		case k.Value == "profile":
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+				d.add(v, kp, "must be a profile's name, one of %s", strings.Join(profiles.Names(), ", "))
+				ok = false
+				continue
+			}
+		case contains(profileOverrides, k.Value):
+			overrides = append(overrides, k, v)
+		default:
+			d.add(k, kp, "profile %s sets %s; an entry naming a profile may set only %s", quote(name), quote(k.Value), strings.Join(profileOverrides, ", "))
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
+	pn := keyPath(path, "profile")
+	data, found := profiles.Lookup(name)
+	if !found {
+		d.add(profileValue(n), pn, "no profile %s; the profiles are %s", quote(name), strings.Join(profiles.Names(), ", "))
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		d.add(profileValue(n), pn, "profile %s does not parse as a tools entry", quote(name))
+		return nil
+	}
+	entry := doc.Content[0]
+	// Report the profile's own nodes at the profile key: its lines are
+	// the profile's, not this file's.
+	place(entry, profileValue(n))
+	for i := 0; i+1 < len(overrides); i += 2 {
+		setKey(entry, overrides[i], overrides[i+1])
+	}
+	dir := mapValue(entry, "working_dir")
+	if dir == nil {
+		wd, err := os.Getwd()
+		if err != nil {
+			d.add(profileValue(n), pn, "profile %s: the working directory: %v (set working_dir)", quote(name), err)
+			return nil
+		}
+		dir = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: wd, Line: n.Line, Column: n.Column}
+		setKey(entry, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "working_dir", Line: n.Line, Column: n.Column}, dir)
+	}
+	if c := mapValue(entry, "confine"); c != nil && c.Kind == yaml.MappingNode && dir.Kind == yaml.ScalarNode {
+		read := mapValue(c, "read")
+		if read == nil {
+			read = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: c.Line, Column: c.Column}
+			setKey(c, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "read", Line: c.Line, Column: c.Column}, read)
+		}
+		if read.Kind == yaml.SequenceNode {
+			read.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: dir.Value, Line: dir.Line, Column: dir.Column}}, read.Content...)
+		}
+	}
+	return entry
+}
+
+// profileValue is the value node of n's profile key.
+func profileValue(n *yaml.Node) *yaml.Node {
+	if v := mapValue(n, "profile"); v != nil {
+		return v
+	}
+	return n
+}
+
+// mapValue returns the value of key in the mapping n, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// setKey replaces the value of k's key in the mapping n, or appends k: v.
+func setKey(n, k, v *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k.Value {
+			n.Content[i], n.Content[i+1] = k, v
+			return
+		}
+	}
+	n.Content = append(n.Content, k, v)
+}
+
+// place gives n and every node below it at's line and column.
+func place(n, at *yaml.Node) {
+	n.Line, n.Column = at.Line, at.Column
+	for _, c := range n.Content {
+		place(c, at)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,56 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
+)
+
+// TestProfile_EntryUsesTheProfileWithSiteOverrides loads an entry that
+// names a profile and sets only what is site-specific.
+func TestProfile_EntryUsesTheProfileWithSiteOverrides(t *testing.T) {
+	dir := t.TempDir()
+	l, err := config.LoadBytes("tools.yaml", []byte(`version: 1
+tools:
+  - profile: git
+    working_dir: `+dir+`
+    timeout: 5s
+  - profile: rg
+    name: search
+`))
+	require.NoError(t, err)
+	require.Len(t, l.Tools, 2)
+	assert.Equal(t, "git", l.Tools[0].Name)
+	assert.Contains(t, l.Tools[0].Specs, "git.diff")
+	assert.Equal(t, "search", l.Tools[1].Name)
+	var found bool
+	for _, s := range l.Allowlist.Specs() {
+		if s.Name == "git.log" {
+			found = true
+			assert.Equal(t, dir, s.Dir)
+			require.NotNil(t, s.Confine)
+			assert.Contains(t, s.Confine.Read, dir, "the working directory is readable")
+			assert.Empty(t, s.Confine.Write[1:])
+		}
+	}
+	assert.True(t, found)
+}
+
+func TestProfile_RefusesKeysAProfileOwnsAndUnknownProfiles(t *testing.T) {
+	for _, c := range []struct{ entry, want string }{
+		{"profile: git\n    global_args: [-c, core.pager=sh]", `4:5: tools[0].global_args: profile "git" sets "global_args"; an entry naming a profile may set only name, bin`},
+		{"profile: git\n    commands: {push: {}}", `tools[0].commands: profile "git" sets "commands"`},
+		{"profile: git\n    confine: {network: true}", `tools[0].confine: profile "git" sets "confine"`},
+		{"profile: gti", `3:14: tools[0].profile: no profile "gti"; the profiles are `},
+		{"profile: [git]", `tools[0].profile: must be a profile's name`},
+	} {
+		_, err := config.LoadBytes("tools.yaml", []byte("version: 1\ntools:\n  - "+c.entry+"\n"))
+		require.Error(t, err, c.entry)
+		assert.Contains(t, err.Error(), c.want)
+		assert.True(t, strings.HasPrefix(err.Error(), "tools.yaml:"), err.Error())
+	}
+}
