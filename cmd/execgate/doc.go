@@ -21,6 +21,8 @@
 //	execgate test  --config FILE CASES.yaml
 //	execgate run   --config FILE [--principal P] [--audit FILE] NAME [INPUT]
 //	execgate tools --config FILE
+//	execgate profiles
+//	execgate init --profile NAME[,NAME...] --root DIR [-o FILE]
 //	execgate import flux7 [-o FILE [--force]] [--kind KIND]... FILE
 //	execgate audit verify FILE
 //	execgate token [--principal P] [--stdin]
@@ -29,6 +31,10 @@
 //
 // serve speaks MCP on stdin and stdout (every command name is a tool, every
 // call runs as one principal), or with --http serves the HTTP API below.
+// profiles lists the vetted tool profiles (git, jq, rg, ...) a tools entry
+// can name with profile: NAME; init --profile git,rg --root DIR prints a
+// starter configuration built from them (-o FILE writes it, and refuses a
+// FILE that exists).
 // check validates a configuration and prints every problem as
 // FILE:LINE:COLUMN: KEY.PATH: MESSAGE, or a summary with what this
 // kernel supports for confine (warning about tools whose required

@@ -64,7 +64,7 @@ func (cmd *command) help() string {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCmd, checkCmd, explainCmd, testCmd, runCmd, toolsCmd, importCmd, auditCmd, tokenCmd, versionCmd}
+	commands = []*command{serveCmd, checkCmd, explainCmd, testCmd, runCmd, toolsCmd, profilesCmd, initCmd, importCmd, auditCmd, tokenCmd, versionCmd}
 }
 
 const mainUsage = `execgate serves an allowlist of commands to AI agents: every call is

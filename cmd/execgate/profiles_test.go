@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
+)
+
+func TestProfilesCommand_ListsEachProfileOnOneLine(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "profiles")
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.GreaterOrEqual(t, len(lines), 3)
+	for _, want := range []string{"git ", "jq ", "rg "} {
+		assert.Contains(t, out, want)
+	}
+	for _, l := range lines {
+		assert.Greater(t, len(strings.Fields(l)), 1, "a name and a summary: %q", l)
+	}
+}
+
+func TestInitCommand_WritesAStarterThatLoadsAndRefusesToOverwrite(t *testing.T) {
+	for _, p := range []string{"git", "rg", "jq"} {
+		if _, err := lookPath(p); err != nil {
+			t.Skipf("init loads what it writes, which needs %s on PATH", p)
+		}
+	}
+	root := t.TempDir()
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	code, out, errOut := runCLI(t, "", "init", "--profile", "git,rg,jq", "--root", root, "-o", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, out)
+	l, err := config.LoadFile(file)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range l.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.Equal(t, []string{"git", "rg", "jq"}, names)
+	for _, s := range l.Allowlist.Specs() {
+		assert.Equal(t, root, s.Dir, s.Name)
+	}
+
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+	code, _, errOut = runCLI(t, "", "init", "--profile", "git", "--root", root, "-o", file)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "exists")
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "an existing file is left as it was")
+
+	code, _, errOut = runCLI(t, "", "init", "--profile", "git,gti", "--root", root)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `no profile "gti"`)
+	code, _, _ = runCLI(t, "", "init", "--root", root)
+	assert.Equal(t, exitUsage, code)
+}
+
+func lookPath(name string) (string, error) { return exec.LookPath(name) }
