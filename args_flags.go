@@ -175,6 +175,50 @@ type Flag struct {
 	// never be read as a flag of its own. It needs a value kind; a
 	// one-dash spelling is emitted that way already.
 	Separate bool
+
+	// Values, if not empty, makes the flag take len(Values) values, each
+	// typed and checked by its own FlagValue, as jq's --arg NAME VALUE and
+	// --rawfile NAME FILE do. The flag and its values are emitted as
+	// separate arguments ("--rawfile", "data", "file.json"), and a value
+	// that starts with '-' is refused whatever its kind allows, so that it
+	// can never be read as a flag of its own. In the input's "flags" object
+	// the entry is an array of exactly len(Values) values (an array of such
+	// arrays when Repeat is more than one); in "args" the flag is followed
+	// by exactly len(Values) tokens, and "--flag=value" is refused. Values
+	// excludes Value, Min, Max, Enum, Pattern, Path, Glued and Separate on
+	// the Flag itself. At most [MaxFlagValues] values; nil means the flag
+	// takes one value or none, as Value says.
+	Values []FlagValue
+}
+
+// MaxFlagValues is the most values one [Flag] may take through
+// [Flag.Values].
+const MaxFlagValues = 8
+
+// FlagValue declares one of the values of a flag that takes several (see
+// [Flag.Values]). Its fields mean what the fields of the same names mean on
+// a [Flag] that takes one value.
+type FlagValue struct {
+	// Name names the value in descriptions and messages ("name", "file").
+	// It is required, must match [A-Za-z0-9][A-Za-z0-9_-]*, at most 64
+	// bytes, and must be unique within the flag.
+	Name string
+
+	// Value is the value's kind. It must not be [ValueNone].
+	Value ValueKind
+
+	// Min and Max bound a [ValueInt] value, as [Flag.Min] and [Flag.Max].
+	Min, Max *int64
+
+	// Enum lists the values a [ValueEnum] value accepts, as [Flag.Enum].
+	Enum []string
+
+	// Pattern is the expression a [ValuePattern] value must match as a
+	// whole, as [Flag.Pattern].
+	Pattern string
+
+	// Path is the rule of a [ValuePath] value, as [Flag.Path].
+	Path *PathRule
 }
 
 // Positionals declares the positional arguments a [Flags] schema accepts.
@@ -217,7 +261,8 @@ type StdinSpec struct {
 //
 // "flags" maps declared names to values: true emits a boolean flag, false
 // leaves it out; a value flag takes a string (a JSON integer for
-// [ValueInt]), or an array of them when its Repeat is more than one. "args"
+// [ValueInt]), or an array of them when its Repeat is more than one; a flag
+// of several values ([Flag.Values]) takes an array of its values. "args"
 // holds command-line tokens: declared flags in any accepted spelling
 // (--max-count 5, --max-count=5, -n 5, and -n5 only when Glued) and
 // positional arguments. In "args", every token longer than one byte that

@@ -33,6 +33,10 @@ type flagRule struct {
 	re    *regexp.Regexp // full-match form of Pattern, or nil
 	path  *boundPathRule // a ValuePath flag's rule bound to the working directory, or nil before bindDir
 	index int            // position in flagsSchema.rules
+	// values are the rules of Flag.Values, one per value, with the
+	// flag's canonical spelling; nil for a flag of one value or none.
+	values []*flagRule
+	label  string // how a value rule names its value in messages; "" for a flag
 }
 
 func (s *flagsSchema) check() error { return s.err }
@@ -52,12 +56,34 @@ func copyFlagSpec(spec FlagSpec) FlagSpec {
 			f.Max = &v
 		}
 		f.Path = f.Path.clone()
+		f.Values = copyFlagValues(f.Values)
 		out.Flags[i] = f
 	}
 	out.Positionals.Path = spec.Positionals.Path.clone()
 	if spec.Stdin != nil {
 		st := *spec.Stdin
 		out.Stdin = &st
+	}
+	return out
+}
+
+func copyFlagValues(vals []FlagValue) []FlagValue {
+	if vals == nil {
+		return nil
+	}
+	out := make([]FlagValue, len(vals))
+	for i, v := range vals {
+		v.Enum = append([]string(nil), v.Enum...)
+		if v.Min != nil {
+			n := *v.Min
+			v.Min = &n
+		}
+		if v.Max != nil {
+			n := *v.Max
+			v.Max = &n
+		}
+		v.Path = v.Path.clone()
+		out[i] = v
 	}
 	return out
 }
@@ -163,6 +189,9 @@ func (s *flagsSchema) compilePositionals(p Positionals) error {
 }
 
 func compileFlag(f Flag) (*flagRule, error) {
+	if f.Values != nil {
+		return compileMultiFlag(f)
+	}
 	switch {
 	case f.Name == "" || len(f.Name) > inputrules.MaxFlagNameBytes:
 		return nil, errors.New("Name " + inputrules.FlagNameProblem(f.Name))
@@ -228,6 +257,52 @@ func compileFlag(f Flag) (*flagRule, error) {
 	return r, nil
 }
 
+// compileMultiFlag compiles a flag that takes several values: the flag
+// itself as a boolean one, and each value as a rule of its own.
+func compileMultiFlag(f Flag) (*flagRule, error) {
+	switch {
+	case len(f.Values) == 0:
+		return nil, errors.New("Values is empty: leave it nil for a flag of one value or none")
+	case len(f.Values) > MaxFlagValues:
+		return nil, fmt.Errorf("Values holds %d values; at most %d are accepted", len(f.Values), MaxFlagValues)
+	case f.Value != ValueNone:
+		return nil, errors.New("Values excludes Value: each value declares its own kind")
+	case f.Min != nil || f.Max != nil || len(f.Enum) > 0 || f.Pattern != "" || f.Path != nil:
+		return nil, errors.New("Values excludes Min, Max, Enum, Pattern and Path on the flag: declare them on each value")
+	case f.Glued:
+		return nil, errors.New("Glued does not apply to a flag with Values: its values are separate arguments")
+	case f.Separate:
+		return nil, errors.New("Separate does not apply to a flag with Values: its values are separate arguments already")
+	}
+	base := f
+	base.Values = nil
+	r, err := compileFlag(base)
+	if err != nil {
+		return nil, err
+	}
+	r.Values = f.Values
+	seen := make(map[string]bool, len(f.Values))
+	for i, v := range f.Values {
+		switch {
+		case v.Name == "" || len(v.Name) > inputrules.MaxFlagNameBytes || !validFlagName(v.Name):
+			return nil, fmt.Errorf("Values[%d]: Name %s", i, inputrules.FlagNameProblem(v.Name))
+		case seen[v.Name]:
+			return nil, fmt.Errorf("Values[%d]: Name %q is used twice", i, v.Name)
+		case v.Value == ValueNone:
+			return nil, fmt.Errorf("value %q: Value must be a kind that takes a value, not none", v.Name)
+		}
+		seen[v.Name] = true
+		vr, err := compileFlag(Flag{Name: f.Name, SingleDash: f.SingleDash, Value: v.Value,
+			Min: v.Min, Max: v.Max, Enum: v.Enum, Pattern: v.Pattern, Path: v.Path})
+		if err != nil {
+			return nil, fmt.Errorf("value %q: %v", v.Name, err)
+		}
+		vr.label = "the " + v.Name + " value of " + r.canon
+		r.values = append(r.values, vr)
+	}
+	return r, nil
+}
+
 // compileFlagPattern compiles pattern so that it matches only whole strings.
 func compileFlagPattern(pattern string) (*regexp.Regexp, error) {
 	if _, err := regexp.Compile(pattern); err != nil {
@@ -268,6 +343,24 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 				return nil, fmt.Errorf("flag %q: Path: %v", r.Name, err)
 			}
 			nr.path = b
+		}
+		if r.values != nil {
+			nr.values = make([]*flagRule, len(r.values))
+			for j, vr := range r.values {
+				nv := *vr
+				if vr.Value == ValuePath {
+					rule := PathRule{}
+					if vr.Path != nil {
+						rule = *vr.Path
+					}
+					b, err := bindPath(rule, dir)
+					if err != nil {
+						return nil, fmt.Errorf("flag %q: value %q: Path: %v", r.Name, r.Values[j].Name, err)
+					}
+					nv.path = b
+				}
+				nr.values[j] = &nv
+			}
 		}
 		c.rules[i] = &nr
 	}

@@ -112,7 +112,9 @@ type flagsWire struct {
 
 // flagsMaxDepth is the deepest nesting accepted: the input object,
 // "flags", an array of values, and one more level so that a stray array
-// is reported as a wrong type rather than as too deep.
+// is reported as a wrong type rather than as too deep. A schema with a flag
+// of several values that may be given more than once accepts one level
+// more, for its array of occurrences.
 const flagsMaxDepth = 4
 
 // decode reads the input strictly. It reports false when the input cannot
@@ -127,7 +129,7 @@ func (p *flagsParse) decode(input json.RawMessage) (flagsWire, bool) {
 	// more is refused without building it.
 	opts := strictjson.Options{
 		MaxSize:     MaxInputSize,
-		MaxDepth:    flagsMaxDepth,
+		MaxDepth:    p.s.maxDepth(),
 		MaxProblems: maxFlagIssues,
 		MaxValues:   2 * (len(p.s.rules) + MaxApprovalArgs),
 	}
@@ -144,6 +146,16 @@ func (p *flagsParse) decode(input json.RawMessage) (flagsWire, bool) {
 		p.add(flagsPath(pr.Path), pr.Message)
 	}
 	return w, false
+}
+
+// maxDepth is the deepest nesting s accepts (see flagsMaxDepth).
+func (s *flagsSchema) maxDepth() int {
+	for _, r := range s.rules {
+		if r.values != nil && r.max > 1 {
+			return flagsMaxDepth + 1
+		}
+	}
+	return flagsMaxDepth
 }
 
 // flagsPath turns strictjson's path of a member of "flags", flags[name],
@@ -194,6 +206,20 @@ func (p *flagsParse) flagsObject(obj strictjson.Object) {
 		}
 		v := &obj[at[r.index]-1].Value
 		switch {
+		case r.values != nil && r.max > 1:
+			if v.Kind != strictjson.KindArray {
+				p.add("flags."+r.Name, fmt.Sprintf("must be an array of at most %d arrays of %s", r.max, r.valuesNoun()))
+				continue
+			}
+			if len(v.Elems) > r.max {
+				p.add("flags."+r.Name, fmt.Sprintf("must hold at most %d arrays; %s may be given %d times", r.max, r.canon, r.max))
+				continue
+			}
+			for j := range v.Elems {
+				p.flagValues(flagField{name: r.Name, index: j}, r, &v.Elems[j])
+			}
+		case r.values != nil:
+			p.flagValues(flagField{name: r.Name, index: -1}, r, v)
 		case r.Value == ValueNone:
 			if v.Kind != strictjson.KindBool {
 				p.add("flags."+r.Name, fmt.Sprintf("must be true or false (%s takes no value)", r.canon))
@@ -220,12 +246,64 @@ func (p *flagsParse) flagsObject(obj strictjson.Object) {
 	}
 }
 
+// flagValues checks and emits one occurrence of r, a flag of several
+// values, given in the "flags" object as an array of its values.
+func (p *flagsParse) flagValues(field flagField, r *flagRule, v *strictjson.Value) {
+	if v.Kind != strictjson.KindArray || len(v.Elems) != len(r.values) {
+		p.add(field.String(), "must be an array of "+r.valuesNoun())
+		return
+	}
+	vals := make([]string, 0, len(r.values))
+	for k, vr := range r.values {
+		ef := field
+		ef.elem = k + 1
+		if canon, ok := p.flagValueCheck(ef, vr, &v.Elems[k]); ok {
+			vals = append(vals, canon)
+		}
+	}
+	if len(vals) == len(r.values) {
+		p.emitValues(field, r, vals)
+	}
+}
+
+// valuesNoun describes the array a flag of several values takes in
+// "flags", for messages: "2 values: name (a string), file (a string)".
+func (r *flagRule) valuesNoun() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d values:", len(r.values))
+	for k, vr := range r.values {
+		if k > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s (%s)", r.Values[k].Name, vr.jsonNoun(false))
+	}
+	return b.String()
+}
+
+// emitValues appends one occurrence of r, a flag of several values, and
+// its values as separate arguments, unless r has already been given as
+// often as it may be or a value could be read as a flag.
+func (p *flagsParse) emitValues(field flagField, r *flagRule, vals []string) {
+	if !p.occur(field, r) {
+		return
+	}
+	for k, v := range vals {
+		if strings.HasPrefix(v, "-") {
+			p.add(field.String(), fmt.Sprintf("%s: %s is passed as its own argument and must not start with '-'", quoteArg(v), r.values[k].valueLabel()))
+			return
+		}
+	}
+	p.out = append(p.out, r.canon)
+	p.out = append(p.out, vals...)
+}
+
 // flagField names a member of "flags" or a token of "args" in an Issue.
 // It is built only when an Issue is, so that an accepted call formats no
 // field names.
 type flagField struct {
 	name  string // a declared flag name in "flags", or "" for "args"
 	index int    // the token in "args", the element of an array in "flags", or -1
+	elem  int    // one more than the value's index in the array of a flag of several values, or 0
 }
 
 // argField names token i of "args".
@@ -235,8 +313,12 @@ func (f flagField) String() string {
 	switch {
 	case f.name == "":
 		return "args[" + strconv.Itoa(f.index) + "]"
+	case f.index < 0 && f.elem > 0:
+		return "flags." + f.name + "[" + strconv.Itoa(f.elem-1) + "]"
 	case f.index < 0:
 		return "flags." + f.name
+	case f.elem > 0:
+		return "flags." + f.name + "[" + strconv.Itoa(f.index) + "][" + strconv.Itoa(f.elem-1) + "]"
 	default:
 		return "flags." + f.name + "[" + strconv.Itoa(f.index) + "]"
 	}
@@ -244,24 +326,32 @@ func (f flagField) String() string {
 
 // flagValue checks and emits one value of r given in the "flags" object.
 func (p *flagsParse) flagValue(field flagField, r *flagRule, v *strictjson.Value) {
+	if canon, ok := p.flagValueCheck(field, r, v); ok {
+		p.emit(field, r, &canon)
+	}
+}
+
+// flagValueCheck checks one value of r given in the "flags" object and
+// returns the form to emit.
+func (p *flagsParse) flagValueCheck(field flagField, r *flagRule, v *strictjson.Value) (string, bool) {
 	text := v.Text
 	switch {
 	case r.Value == ValueInt && v.Kind == strictjson.KindNumber:
 	case r.Value != ValueInt && v.Kind == strictjson.KindString:
 		if msg := checkArgText(text); msg != "" {
 			p.add(field.String(), msg)
-			return
+			return "", false
 		}
 	default:
 		p.add(field.String(), "must be "+r.jsonNoun(false))
-		return
+		return "", false
 	}
 	canon, msg := r.checkValue(text)
 	if msg != "" {
 		p.add(field.String(), msg)
-		return
+		return "", false
 	}
-	p.emit(field, r, &canon)
+	return canon, true
 }
 
 // jsonNoun names the JSON type of r's value, for messages.
@@ -281,14 +371,7 @@ func (r *flagRule) jsonNoun(plural bool) string {
 // emit appends one occurrence of r, with its value if it takes one, unless
 // r has already been given as often as it may be.
 func (p *flagsParse) emit(field flagField, r *flagRule, value *string) {
-	n := p.count(r)
-	*n++
-	if *n > r.max {
-		if r.max == 1 {
-			p.add(field.String(), fmt.Sprintf("%s may be given only once", r.canon))
-		} else {
-			p.add(field.String(), fmt.Sprintf("%s may be given at most %d times", r.canon, r.max))
-		}
+	if !p.occur(field, r) {
 		return
 	}
 	switch {
@@ -307,6 +390,21 @@ func (p *flagsParse) emit(field flagField, r *flagRule, value *string) {
 	default:
 		p.out = append(p.out, r.canon, *value)
 	}
+}
+
+// occur counts one occurrence of r and reports whether it is allowed.
+func (p *flagsParse) occur(field flagField, r *flagRule) bool {
+	n := p.count(r)
+	*n++
+	if *n > r.max {
+		if r.max == 1 {
+			p.add(field.String(), fmt.Sprintf("%s may be given only once", r.canon))
+		} else {
+			p.add(field.String(), fmt.Sprintf("%s may be given at most %d times", r.canon, r.max))
+		}
+		return false
+	}
+	return true
 }
 
 // unknownFlagKey says why key is not a declared name in "flags".
@@ -353,6 +451,10 @@ func (p *flagsParse) args(toks []string) {
 			p.add(field.String(), msg)
 			continue
 		}
+		if r.values != nil {
+			i = p.argsValues(toks, i, r)
+			continue
+		}
 		if r.Value == ValueNone {
 			p.emit(field, r, nil)
 			continue
@@ -377,6 +479,41 @@ func (p *flagsParse) args(toks []string) {
 		}
 		p.emit(field, r, &canon)
 	}
+}
+
+// argsValues reads the values of r, a flag of several values given as
+// toks[i], from the tokens after it. It returns the index of the last token
+// it read.
+func (p *flagsParse) argsValues(toks []string, i int, r *flagRule) int {
+	field, n := argField(i), len(r.values)
+	if i+n >= len(toks) {
+		p.add(field.String(), fmt.Sprintf("%s: needs %s", quoteArg(toks[i]), r.valuesNoun()))
+		return len(toks) - 1
+	}
+	for k, vr := range r.values {
+		if vr.looksLikeFlag(toks[i+1+k]) {
+			p.add(field.String(), fmt.Sprintf("%s: needs %s", quoteArg(toks[i]), r.valuesNoun()))
+			return i + k
+		}
+	}
+	vals := make([]string, 0, n)
+	for k, vr := range r.values {
+		tok, vf := toks[i+1+k], argField(i+1+k)
+		if msg := checkArgText(tok); msg != "" {
+			p.add(vf.String(), msg)
+			continue
+		}
+		canon, msg := vr.checkValue(tok)
+		if msg != "" {
+			p.add(vf.String(), msg)
+			continue
+		}
+		vals = append(vals, canon)
+	}
+	if len(vals) == n {
+		p.emitValues(field, r, vals)
+	}
+	return i + n
 }
 
 func (s *flagsSchema) endOfOptionsNote() string {
@@ -407,6 +544,9 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 	if strings.HasPrefix(tok, "--") {
 		name, val, eq := strings.Cut(tok[2:], "=")
 		if r := s.long[name]; r != nil {
+			if eq && r.values != nil {
+				return nil, "", false, r.valuesApartText(tok)
+			}
 			if eq && r.Value == ValueNone {
 				return nil, "", false, fmt.Sprintf("%s: %s takes no value", quoteArg(tok), r.canon)
 			}
@@ -426,6 +566,9 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 	name, val, eq := strings.Cut(rest, "=")
 	if r := s.single[name]; r != nil && len(name) > 1 {
 		// A single-dash long name: -name, -name=value.
+		if eq && r.values != nil {
+			return nil, "", false, r.valuesApartText(tok)
+		}
 		if eq && r.Value == ValueNone {
 			return nil, "", false, fmt.Sprintf("%s: %s takes no value", quoteArg(tok), r.canon)
 		}
@@ -435,6 +578,8 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 		switch {
 		case len(rest) == 1:
 			return r, "", false, ""
+		case r.values != nil:
+			return nil, "", false, r.valuesApartText(tok)
 		case r.Value == ValueNone && rest[1] == '=':
 			return nil, "", false, fmt.Sprintf("%s: -%s takes no value", quoteArg(tok), rest[:1])
 		case r.Value == ValueNone:
@@ -454,6 +599,12 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 		return nil, "", false, fmt.Sprintf("%s: abbreviation of %s is not accepted; spell the flag out", quoteArg(tok), m)
 	}
 	return nil, "", false, quoteArg(tok) + ": undeclared flag"
+}
+
+// valuesApartText says that the values of r, a flag of several values,
+// follow it as tokens of their own.
+func (r *flagRule) valuesApartText(tok string) string {
+	return fmt.Sprintf("%s: give the %d values of %s as the next %d tokens", quoteArg(tok), len(r.values), r.canon, len(r.values))
 }
 
 // abbreviationOf returns the canonical spellings of the long flags whose
@@ -476,9 +627,9 @@ func (r *flagRule) checkValue(v string) (string, string) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil:
-			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", quoteArg(v), r.canon, r.boundsText())
+			return "", fmt.Sprintf("%s: %s must be an integer%s", quoteArg(v), r.valueLabel(), r.boundsText())
 		case r.Min != nil && n < *r.Min, r.Max != nil && n > *r.Max:
-			return "", fmt.Sprintf("%s: the value of %s must be an integer%s", quoteArg(v), r.canon, r.boundsText())
+			return "", fmt.Sprintf("%s: %s must be an integer%s", quoteArg(v), r.valueLabel(), r.boundsText())
 		}
 		return strconv.FormatInt(n, 10), ""
 	case ValueEnum:
@@ -487,10 +638,10 @@ func (r *flagRule) checkValue(v string) (string, string) {
 				return v, ""
 			}
 		}
-		return "", fmt.Sprintf("%s: the value of %s must be one of %s", quoteArg(v), r.canon, flagEnumText(r.Enum))
+		return "", fmt.Sprintf("%s: %s must be one of %s", quoteArg(v), r.valueLabel(), flagEnumText(r.Enum))
 	case ValuePattern:
 		if !r.re.MatchString(v) {
-			return "", fmt.Sprintf("%s: the value of %s does not match its pattern", quoteArg(v), r.canon)
+			return "", fmt.Sprintf("%s: %s does not match its pattern", quoteArg(v), r.valueLabel())
 		}
 		return v, ""
 	case ValuePath:
@@ -499,15 +650,24 @@ func (r *flagRule) checkValue(v string) (string, string) {
 		}
 		out, err := r.path.check(v)
 		if err != nil {
-			return "", fmt.Sprintf("the value of %s: %v", r.canon, err)
+			return "", fmt.Sprintf("%s: %v", r.valueLabel(), err)
 		}
 		return out, ""
 	default: // ValueString
 		if msg := plainArgProblem(v); msg != "" {
-			return "", fmt.Sprintf("%s: the value of %s %s", quoteArg(v), r.canon, msg)
+			return "", fmt.Sprintf("%s: %s %s", quoteArg(v), r.valueLabel(), msg)
 		}
 		return v, ""
 	}
+}
+
+// valueLabel names r's value in messages: "the value of --max-count", or
+// "the file value of --rawfile" for one of several values.
+func (r *flagRule) valueLabel() string {
+	if r.label != "" {
+		return r.label
+	}
+	return "the value of " + r.canon
 }
 
 func (r *flagRule) boundsText() string {

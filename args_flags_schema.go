@@ -22,6 +22,7 @@ type flagSchemaNode struct {
 	Type                 string                         `json:"type,omitempty"`
 	Description          string                         `json:"description,omitempty"`
 	Properties           *orderedProps[*flagSchemaNode] `json:"properties,omitempty"`
+	PrefixItems          []*flagSchemaNode              `json:"prefixItems,omitempty"`
 	Items                *flagSchemaNode                `json:"items,omitempty"`
 	Enum                 []string                       `json:"enum,omitempty"`
 	Pattern              string                         `json:"pattern,omitempty"`
@@ -30,6 +31,7 @@ type flagSchemaNode struct {
 	Maximum              *int64                         `json:"maximum,omitempty"`
 	MinLength            *int                           `json:"minLength,omitempty"`
 	MaxLength            *int                           `json:"maxLength,omitempty"`
+	MinItems             *int                           `json:"minItems,omitempty"`
 	MaxItems             *int                           `json:"maxItems,omitempty"`
 	AdditionalProperties *bool                          `json:"additionalProperties,omitempty"`
 }
@@ -53,6 +55,9 @@ var (
 	// flagTokenSchemaPattern is what checkArgText accepts: a token in
 	// "args", and the value of a pattern flag besides its pattern.
 	flagTokenSchemaPattern = `^[^` + flagTokenClass + `]*$`
+	// flagNoDashSchemaPattern refuses a leading '-', as the gate does for
+	// a value passed as its own argument.
+	flagNoDashSchemaPattern = `^(?:[^\-]|$)`
 )
 
 // schemaClassOf writes the characters of chars that no token may hold
@@ -116,6 +121,9 @@ func (s *flagsSchema) buildJSONSchema() json.RawMessage {
 
 // jsonSchema describes r's entry in the "flags" object.
 func (r *flagRule) jsonSchema() *flagSchemaNode {
+	if r.values != nil {
+		return r.valuesSchema()
+	}
 	if r.Value == ValueNone {
 		d := fmt.Sprintf("true adds %s; false leaves it out.", r.canon)
 		if r.max > 1 {
@@ -138,6 +146,48 @@ func (r *flagRule) jsonSchema() *flagSchemaNode {
 	return &flagSchemaNode{
 		Type:        "array",
 		Description: desc + fmt.Sprintf(" Up to %d values in all, each emitted with the flag.", r.max),
+		Items:       one,
+		MaxItems:    &r.max,
+	}
+}
+
+// valuesSchema describes the entry in "flags" of r, a flag of several
+// values: an array of exactly its values, each described by its own
+// schema, or an array of such arrays when r may be given more than once.
+func (r *flagRule) valuesSchema() *flagSchemaNode {
+	n := len(r.values)
+	one := &flagSchemaNode{Type: "array", MinItems: &n, MaxItems: &n}
+	var names []string
+	for k, vr := range r.values {
+		name := r.Values[k].Name
+		names = append(names, strings.ToUpper(name))
+		item := vr.valueSchema()
+		// The gate refuses a value that starts with '-', and so does
+		// the schema.
+		if item.Type == "integer" {
+			zero := int64(0)
+			if item.Minimum == nil || *item.Minimum < 0 {
+				item.Minimum = &zero
+			}
+		} else {
+			item.AllOf = append(item.AllOf, &flagSchemaNode{Pattern: flagNoDashSchemaPattern})
+		}
+		d := fmt.Sprintf("Value %d, %s.", k+1, name)
+		if item.Description != "" {
+			d += " " + item.Description
+		}
+		item.Description = d
+		one.PrefixItems = append(one.PrefixItems, item)
+	}
+	desc := fmt.Sprintf("Emitted as %s %s, each value its own argument and none starting with '-'.", r.canon, strings.Join(names, " "))
+	if r.max == 1 {
+		one.Description = desc + fmt.Sprintf(" An array of exactly %d values, in this order: %s.", n, strings.Join(names, ", "))
+		return one
+	}
+	one.Description = fmt.Sprintf("One occurrence: exactly %d values, in this order: %s.", n, strings.Join(names, ", "))
+	return &flagSchemaNode{
+		Type:        "array",
+		Description: desc + fmt.Sprintf(" Up to %d occurrences in all, each an array of its values.", r.max),
 		Items:       one,
 		MaxItems:    &r.max,
 	}
@@ -221,6 +271,18 @@ func (s *flagsSchema) argsDescription() string {
 
 // spellings lists the accepted spellings of r in "args", for descriptions.
 func (r *flagRule) spellings() []string {
+	if r.values != nil {
+		var names []string
+		for _, v := range r.Values {
+			names = append(names, strings.ToUpper(v.Name))
+		}
+		v := " " + strings.Join(names, " ")
+		out := []string{r.canon + v}
+		if r.Short != "" {
+			out = append(out, "-"+r.Short+v)
+		}
+		return out
+	}
 	v := ""
 	switch r.Value {
 	case ValueNone:
