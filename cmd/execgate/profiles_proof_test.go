@@ -1,0 +1,322 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/profiles"
+)
+
+// The proof tests run each profile against the real program (invariants
+// 12 and 13 of DESIGN.md): in a scratch root, with a canary file next to
+// the root, every allow example of the profile runs and succeeds, and an
+// attack corpus for the program is refused or inert: the canary's content
+// never appears, no file inside or outside the root changes, and no
+// marker file that a payload would create appears.
+
+const proofCanary = "canary-3f1e9a-outside-the-root"
+
+// proofScene is a scratch directory: root (the tools' working_dir) and,
+// beside it, secret.txt holding the canary and the path a payload would
+// create as its marker.
+type proofScene struct {
+	base, root, secret, marker string
+	config                     string // a configuration naming the profile
+}
+
+func newProofScene(t *testing.T, profile string) *proofScene {
+	t.Helper()
+	requireProgram(t, profile)
+	k := probeKernel()
+	if k.os != "" || k.landlockABI < k.minABI || !k.userns {
+		t.Skip("the profiles' confinement needs Landlock and user namespaces, which this kernel does not give")
+	}
+	base := t.TempDir()
+	s := &proofScene{
+		base:   base,
+		root:   filepath.Join(base, "root"),
+		secret: filepath.Join(base, "secret.txt"),
+		marker: filepath.Join(base, "pwned"),
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(s.root, "src"), 0o755))
+	require.NoError(t, os.WriteFile(s.secret, []byte(proofCanary+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(base, "secret.json"), []byte(`{"c":"`+proofCanary+`"}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, "src", "main.go"), []byte("package main // hello\n"), 0o644))
+	require.NoError(t, os.Symlink(s.secret, filepath.Join(s.root, "link-out")))
+	s.config = writeFile(t, "tools.yaml", "version: 1\ntools:\n  - profile: "+profile+"\n    working_dir: "+s.root+"\n")
+	return s
+}
+
+func requireProgram(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Fatalf("this test runs the real %s (CI installs it): %v", name, err)
+	}
+}
+
+// git runs git in the root, outside the gate, to set the scene up.
+func (s *proofScene) git(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	cmd.Dir = s.root
+	cmd.Env = []string{"HOME=" + s.base, "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+}
+
+// snapshot records every file under base: type, mode, size, time and
+// content digest.
+func (s *proofScene) snapshot(t *testing.T) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	require.NoError(t, filepath.WalkDir(s.base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		e := fi.Mode().String() + " " + fi.ModTime().String()
+		if fi.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			e += fmt.Sprintf(" %d %x", len(data), sha256.Sum256(data))
+		}
+		m[p] = e
+		return nil
+	}))
+	return m
+}
+
+// run makes one call through execgate run and returns its exit code and
+// everything it printed.
+func (s *proofScene) run(t *testing.T, name string, input any) (int, string) {
+	t.Helper()
+	in, err := json.Marshal(input)
+	require.NoError(t, err)
+	code, out, errOut := runCLI(t, "", "run", "--config", s.config, name, string(in))
+	return code, out + errOut
+}
+
+// allowExamples returns the profile's allow examples by command name.
+func allowExamples(t *testing.T, profile string) map[string][]map[string]any {
+	t.Helper()
+	data, ok := profiles.Lookup(profile)
+	require.True(t, ok)
+	type entry struct {
+		Examples struct {
+			Allow []map[string]any `yaml:"allow"`
+		} `yaml:"examples"`
+	}
+	var p struct {
+		Commands map[string]entry `yaml:"commands"`
+		Bare     *entry           `yaml:"bare"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &p))
+	out := map[string][]map[string]any{}
+	for c, e := range p.Commands {
+		out[profile+"."+c] = e.Examples.Allow
+	}
+	if p.Bare != nil {
+		out[profile+".run"] = p.Bare.Examples.Allow
+	}
+	return out
+}
+
+// runAllowExamples runs every allow example of the profile for real: each
+// must exit 0 and none may print the canary.
+func (s *proofScene) runAllowExamples(t *testing.T, profile string, stdin string) {
+	t.Helper()
+	ex := allowExamples(t, profile)
+	names := make([]string, 0, len(ex))
+	for n := range ex {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	require.NotEmpty(t, names)
+	for _, name := range names {
+		require.NotEmpty(t, ex[name], "%s has allow examples", name)
+		for _, in := range ex[name] {
+			if stdin != "" {
+				in["stdin"] = stdin
+			}
+			code, out := s.run(t, name, in)
+			require.Equal(t, exitOK, code, "%s %v: %s", name, in, out)
+			var r execgate.Result
+			require.NoError(t, json.Unmarshal([]byte(strings.SplitN(out, "\n}\n", 2)[0]+"\n}"), &r), out)
+			assert.Equal(t, 0, r.ExitCode, "%s %v: %s", name, in, r.Stderr)
+			assert.NotContains(t, out, proofCanary)
+		}
+	}
+}
+
+// attack is one call of an attack corpus.
+type attack struct {
+	why, name string
+	input     map[string]any
+}
+
+// runAttacks runs each attack and checks that it is refused or inert.
+func (s *proofScene) runAttacks(t *testing.T, attacks []attack) {
+	t.Helper()
+	before := s.snapshot(t)
+	for _, a := range attacks {
+		t.Run(a.why, func(t *testing.T) {
+			_, out := s.run(t, a.name, a.input)
+			assert.NotContains(t, out, proofCanary, "the canary outside the root is never read")
+			assert.NoFileExists(t, s.marker, "no payload ran")
+		})
+	}
+	after := s.snapshot(t)
+	assert.Equal(t, before, after, "no file inside or outside the root changed")
+}
+
+func args(a ...string) map[string]any { return map[string]any{"args": a} }
+
+func TestProfileProof_Git(t *testing.T) {
+	s := newProofScene(t, "git")
+	s.git(t, "init", "-q")
+	s.git(t, "add", "README", "src/main.go")
+	s.git(t, "commit", "-q", "-m", "one")
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\nsecond line\n"), 0o644))
+	s.git(t, "commit", "-q", "-a", "-m", "two")
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\nchanged\n"), 0o644))
+	s.runAllowExamples(t, "git", "")
+
+	outside := "../secret.txt"
+	s.runAttacks(t, []attack{
+		{"diff of a path climbing out", "git.diff", args(outside)},
+		{"diff of an absolute path outside", "git.diff", args(s.secret, "README")},
+		{"diff through a symlink that points outside", "git.diff", args("link-out", "README")},
+		{"diff --no-index", "git.diff", args("--no-index", outside, "README")},
+		{"diff --output", "git.diff", args("--output=" + s.marker)},
+		{"diff --ext-diff", "git.diff", args("--ext-diff")},
+		{"diff --textconv", "git.diff", args("--textconv")},
+		{"a -c override as an argument", "git.diff", args("-c", "core.pager=touch "+s.marker)},
+		{"show of a path out of the tree", "git.show", args("HEAD:" + outside)},
+		{"show --output", "git.show", args("--output=" + s.marker)},
+		{"log --output", "git.log", args("--output=" + s.marker)},
+		{"log of a path climbing out", "git.log", args("-p", outside)},
+		{"blame of a symlink that points outside", "git.blame", args("link-out")},
+		{"blame --contents", "git.blame", args("--contents", s.secret, "README")},
+		{"grep -O runs a pager", "git.grep", args("-O", "-e", "hello")},
+		{"grep --open-files-in-pager", "git.grep", args("--open-files-in-pager=touch "+s.marker, "-e", "hello")},
+		{"grep --no-index", "git.grep", args("--no-index", "-e", "canary")},
+		{"grep of a path outside", "git.grep", args("-e", "canary", outside)},
+		{"grep -f of a file outside", "git.grep", args("-f", s.secret)},
+		{"ls-files --exclude-from", "git.ls-files", args("--exclude-from=" + s.secret)},
+		{"--exec-path", "git.log", args("--exec-path=" + s.base)},
+		{"--upload-pack", "git.ls-files", args("--upload-pack=touch " + s.marker)},
+	})
+}
+
+// TestProfileProof_GitHostileRepository serves a repository whose own
+// config and .gitattributes name programs (a pager, an external diff, a
+// textconv and a clean filter, an fsmonitor) that would read the canary
+// and create the marker: the profile's overrides and its confinement
+// (nothing but git executes) leave each inert.
+func TestProfileProof_GitHostileRepository(t *testing.T) {
+	s := newProofScene(t, "git")
+	s.git(t, "init", "-q")
+	s.git(t, "add", "README", "src/main.go")
+	s.git(t, "commit", "-q", "-m", "one")
+	payload := "sh -c 'cat " + s.secret + "; touch " + s.marker + "'"
+	for _, kv := range [][2]string{
+		{"core.pager", payload},
+		{"pager.log", payload},
+		{"diff.external", payload},
+		{"core.fsmonitor", payload},
+		{"diff.evil.textconv", payload},
+		{"diff.evil.command", payload},
+		{"filter.evil.clean", payload},
+		{"filter.evil.smudge", payload},
+		{"core.hooksPath", s.base},
+		{"log.showSignature", "true"},
+		{"gpg.program", payload},
+	} {
+		s.git(t, "config", kv[0], kv[1])
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, ".gitattributes"), []byte("* diff=evil filter=evil\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\nchanged\n"), 0o644))
+	var calls []attack
+	for _, c := range []struct {
+		name string
+		in   map[string]any
+	}{
+		{"git.log", args("-p")},
+		{"git.log", args("-n", "1")},
+		{"git.show", args()},
+		{"git.diff", args()},
+		{"git.diff", args("README")},
+		{"git.status", args()},
+		{"git.blame", args("README")},
+		{"git.grep", args("-e", "hello")},
+		{"git.ls-files", args("--modified")},
+	} {
+		calls = append(calls, attack{"repository config under " + c.name + " " + strings.Join(anyStrings(c.in["args"]), " "), c.name, c.in})
+	}
+	s.runAttacks(t, calls)
+}
+
+func anyStrings(v any) []string {
+	s, _ := v.([]string)
+	return s
+}
+
+func TestProfileProof_Rg(t *testing.T) {
+	s := newProofScene(t, "rg")
+	s.runAllowExamples(t, "rg", "")
+	s.runAttacks(t, []attack{
+		{"a path climbing out", "rg.run", args("-e", "canary", "../secret.txt")},
+		{"an absolute path outside", "rg.run", args("-e", "canary", s.secret)},
+		{"the parent directory", "rg.run", args("-e", "canary", "..")},
+		{"a symlink that points outside", "rg.run", args("-e", "canary", "link-out")},
+		{"a search of the root does not follow the symlink", "rg.run", args("-e", "canary")},
+		{"hidden files of the root", "rg.run", args("--hidden", "-e", "canary")},
+		{"--follow", "rg.run", args("-L", "-e", "canary")},
+		{"--pre runs a program", "rg.run", args("--pre", "touch", "-e", "x")},
+		{"--pre= runs a program", "rg.run", args("--pre="+s.marker, "-e", "x")},
+		{"--search-zip runs decompressors", "rg.run", args("-z", "-e", "x")},
+		{"--file reads patterns from a file outside", "rg.run", args("-f", s.secret)},
+		{"--ignore-file", "rg.run", args("--ignore-file", s.secret, "-e", "x")},
+		{"a glob that climbs out", "rg.run", args("-g", "../*", "-e", "canary")},
+	})
+}
+
+func TestProfileProof_Jq(t *testing.T) {
+	s := newProofScene(t, "jq")
+	s.runAllowExamples(t, "jq", `{"items":[{"ok":true,"name":"a"}],"name":"n"}`)
+	withStdin := func(a ...string) map[string]any {
+		m := args(a...)
+		m["stdin"] = "{}"
+		return m
+	}
+	s.runAttacks(t, []attack{
+		{"--rawfile of a file outside", "jq.run", withStdin("--rawfile", "x", s.secret, "$x")},
+		{"--slurpfile of a file outside", "jq.run", withStdin("--slurpfile", "x", s.secret, "$x")},
+		{"a file operand outside", "jq.run", withStdin(".", s.secret)},
+		{"a relative file operand climbing out", "jq.run", withStdin(".", "../secret.txt")},
+		{"--from-file", "jq.run", withStdin("-f", s.secret)},
+		{"-L and a module outside", "jq.run", withStdin("-L", s.base, `import "secret" as $s; $s`)},
+		{"an import of a data file outside", "jq.run", withStdin(`import "../secret" as $s; $s`)},
+		{"an import by absolute path", "jq.run", withStdin(`import "` + strings.TrimSuffix(filepath.Join(s.base, "secret.json"), ".json") + `" as $s; $s`)},
+		{"--args turns operands into data", "jq.run", withStdin("--args", ".", s.secret)},
+	})
+}
