@@ -480,6 +480,10 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 	} else if fd.keys["short"] {
 		ok = false
 	}
+	if fd.valuesNode != nil {
+		b.flagValues(fd, &f)
+		return f, ok
+	}
 	// When the value kind is unknown, the checks that depend on it are
 	// skipped rather than guessed.
 	kindKnown := !fd.keys["value"]
@@ -500,6 +504,86 @@ func (b *builder) flag(fd *flagDoc) (execgate.Flag, bool) {
 	b.flagValueRule(fd, &f)
 	b.flagRepeat(fd, &f)
 	return f, ok
+}
+
+// flagValues checks the values list of a flag that takes several values,
+// and the keys that list excludes on the flag itself.
+func (b *builder) flagValues(fd *flagDoc, f *execgate.Flag) {
+	var pathNode *yaml.Node
+	if fd.pathRule != nil {
+		pathNode = fd.pathRule.node
+	}
+	for _, k := range []struct {
+		key  string
+		node *yaml.Node
+	}{{"value", fd.value.node}, {"min", fd.min.node}, {"max", fd.max.node}, {"enum", fd.enumNode}, {"pattern", fd.pattern.node}, {"path", pathNode}} {
+		if !fd.keys[k.key] {
+			continue
+		}
+		n := k.node
+		if n == nil {
+			n = fd.node
+		}
+		b.add(n, keyPath(fd.path, k.key), "values excludes %s on the flag: declare it on each value", k.key)
+	}
+	if f.Glued {
+		b.add(fd.glued.node, fd.glued.path, "glued does not apply to a flag with values: its values are separate arguments")
+		f.Glued = false
+	}
+	if f.Separate {
+		b.add(fd.separate.node, fd.separate.path, "separate does not apply to a flag with values: its values are separate arguments already")
+		f.Separate = false
+	}
+	b.flagRepeat(fd, f)
+	switch {
+	case fd.valuesNode.Kind != yaml.SequenceNode:
+		return // the decoder has said so
+	case len(fd.valuesNode.Content) == 0:
+		b.add(fd.valuesNode, keyPath(fd.path, "values"), "must list at least one value")
+		return
+	case len(fd.valuesNode.Content) > execgate.MaxFlagValues:
+		b.add(fd.valuesNode, keyPath(fd.path, "values"), "lists %d values; at most %d are accepted", len(fd.valuesNode.Content), execgate.MaxFlagValues)
+		return
+	}
+	f.Values = []execgate.FlagValue{}
+	seen := make(map[string]*yaml.Node, len(fd.values))
+	for _, vd := range fd.values {
+		v := execgate.FlagValue{Name: vd.name.v}
+		switch {
+		case !vd.name.set:
+			if !vd.keys["name"] {
+				b.add(vd.node, keyPath(vd.path, "name"), "required: the value's name, shown to the model, such as file")
+			}
+		case inputrules.FlagNameProblem(v.Name) != "":
+			b.add(vd.name.node, vd.name.path, "value name %s %s", quote(v.Name), inputrules.FlagNameProblem(v.Name))
+		case seen[v.Name] != nil:
+			b.add(vd.name.node, vd.name.path, "value name %s is used twice (first at line %d)", quote(v.Name), seen[v.Name].Line)
+		default:
+			seen[v.Name] = vd.name.node
+		}
+		if !vd.value.set {
+			if !vd.keys["value"] {
+				b.add(vd.node, keyPath(vd.path, "value"), "required: the value's kind: string, int, enum, pattern or path")
+			}
+			f.Values = append(f.Values, v)
+			continue
+		}
+		k, err := execgate.ParseValueKind(vd.value.v)
+		switch {
+		case err != nil:
+			b.add(vd.value.node, vd.value.path, "%v", err)
+			f.Values = append(f.Values, v)
+			continue
+		case k == execgate.ValueNone:
+			b.add(vd.value.node, vd.value.path, "a value's kind must take a value: string, int, enum, pattern or path, not none")
+		}
+		one := execgate.Flag{Name: f.Name, Value: k, Pattern: vd.pattern.v}
+		b.flagBounds(vd, &one)
+		b.flagEnum(vd, &one)
+		b.flagValueRule(vd, &one)
+		v.Value, v.Min, v.Max, v.Enum, v.Pattern, v.Path = one.Value, one.Min, one.Max, one.Enum, one.Pattern, one.Path
+		f.Values = append(f.Values, v)
+	}
 }
 
 // bad places one mistake of a flag entry on its line.

@@ -154,7 +154,9 @@ type flagDoc struct {
 	min, max, repeat            val[int64]
 	enum                        []val[string]
 	enumNode                    *yaml.Node
-	pathRule                    *pathDoc // nil when the key is absent
+	pathRule                    *pathDoc   // nil when the key is absent
+	values                      []*flagDoc // the entries of values: name, value and a value's rules
+	valuesNode                  *yaml.Node // nil when the key is absent
 }
 
 // pathDoc is a path: mapping, the rule of a path argument.
@@ -652,6 +654,33 @@ func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
 		"repeat":   d.integer(&f.repeat),
 		"glued":    d.boolean(&f.glued),
 		"separate": d.boolean(&f.separate),
+		"path": func(_, v *yaml.Node, p string) {
+			f.pathRule = d.pathRule(v, p)
+		},
+		"values": func(_, v *yaml.Node, p string) {
+			f.valuesNode = v
+			d.list(v, p, func(_ int, e *yaml.Node, ep string) {
+				f.values = append(f.values, d.flagValue(e, ep))
+			})
+		},
+	}, nullOK: map[string]bool{"path": true}})
+	return f
+}
+
+// flagValue decodes one entry of a flag's values list: its name, its value
+// kind and the rules of that kind, spelled as on a flag of one value.
+func (d *decoder) flagValue(n *yaml.Node, path string) *flagDoc {
+	f := &flagDoc{node: n, path: path}
+	f.keys = d.mapping(n, path, fields{handlers: map[string]handler{
+		"name":  d.str(&f.name),
+		"value": d.str(&f.value),
+		"min":   d.integer(&f.min),
+		"max":   d.integer(&f.max),
+		"enum": func(k, v *yaml.Node, p string) {
+			f.enumNode = v
+			d.strings(&f.enum)(k, v, p)
+		},
+		"pattern": d.str(&f.pattern),
 		"path": func(_, v *yaml.Node, p string) {
 			f.pathRule = d.pathRule(v, p)
 		},

@@ -184,6 +184,23 @@
 //	                    argument (--max-time 5), for programs that read
 //	                    only that form (curl, jq); such a value must not
 //	                    start with '-'; needs a value
+//	values              list of {name, value, min, max, enum, pattern,
+//	                    path}: a flag that takes several values, each
+//	                    typed as above (jq's --rawfile NAME FILE); name
+//	                    (required, unique) names the value for the
+//	                    model, value (required) is its kind, not none.
+//	                    The flag and its values are separate arguments
+//	                    and no value may start with '-'; the "flags"
+//	                    entry is an array of the values (an array of
+//	                    such arrays with repeat), and in "args" the flag
+//	                    is followed by that many tokens. Excludes value,
+//	                    min, max, enum, pattern, path, glued and separate
+//	                    on the flag; at most 8 values:
+//
+//	  flags:
+//	    - name: rawfile
+//	      values: [{name: name, value: pattern, pattern: '^[a-z_]+$'},
+//	               {name: file, value: path, path: {must: file}}]
 //
 // # Profiles
 //
