@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -65,6 +66,9 @@ that does not load here, or -o names a file that exists.
 			dir, err := filepath.Abs(*root)
 			if err != nil {
 				return c.fail(exitUsage, err)
+			}
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return c.usageError("--root %s is not a directory", dir)
 			}
 			data, err := starterConfig(strings.Split(*list, ","), dir)
 			if err != nil {

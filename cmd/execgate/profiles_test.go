@@ -62,6 +62,9 @@ func TestInitCommand_WritesAStarterThatLoadsAndRefusesToOverwrite(t *testing.T) 
 	assert.Contains(t, errOut, `no profile "gti"`)
 	code, _, _ = runCLI(t, "", "init", "--root", root)
 	assert.Equal(t, exitUsage, code)
+	code, _, errOut = runCLI(t, "", "init", "--profile", "git", "--root", filepath.Join(root, "missing"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "is not a directory")
 }
 
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
