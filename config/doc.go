@@ -265,8 +265,9 @@
 //
 //	read                list of absolute paths (files or directory trees)
 //	                    the command may read (Confinement.Read); its own
-//	                    executable, the dynamic loader's libraries and
-//	                    working_dir are readable without being listed
+//	                    executable and the dynamic loader's libraries
+//	                    are readable without being listed, working_dir
+//	                    is not: list it to let the command read there
 //	write               list of absolute paths it may write, and read
 //	                    (Confinement.Write)
 //	exec                list of absolute paths it may execute, and read
