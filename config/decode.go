@@ -639,31 +639,19 @@ func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc
 
 func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
 	f := &flagDoc{node: n, path: path}
-	f.keys = d.mapping(n, path, fields{handlers: map[string]handler{
-		"name":        d.str(&f.name),
-		"short":       d.str(&f.short),
-		"single_dash": d.boolean(&f.singleDash),
-		"value":       d.str(&f.value),
-		"min":         d.integer(&f.min),
-		"max":         d.integer(&f.max),
-		"enum": func(k, v *yaml.Node, p string) {
-			f.enumNode = v
-			d.strings(&f.enum)(k, v, p)
-		},
-		"pattern":  d.str(&f.pattern),
-		"repeat":   d.integer(&f.repeat),
-		"glued":    d.boolean(&f.glued),
-		"separate": d.boolean(&f.separate),
-		"path": func(_, v *yaml.Node, p string) {
-			f.pathRule = d.pathRule(v, p)
-		},
-		"values": func(_, v *yaml.Node, p string) {
-			f.valuesNode = v
-			d.list(v, p, func(_ int, e *yaml.Node, ep string) {
-				f.values = append(f.values, d.flagValue(e, ep))
-			})
-		},
-	}, nullOK: map[string]bool{"path": true}})
+	hs := d.valueHandlers(f)
+	hs["short"] = d.str(&f.short)
+	hs["single_dash"] = d.boolean(&f.singleDash)
+	hs["repeat"] = d.integer(&f.repeat)
+	hs["glued"] = d.boolean(&f.glued)
+	hs["separate"] = d.boolean(&f.separate)
+	hs["values"] = func(_, v *yaml.Node, p string) {
+		f.valuesNode = v
+		d.list(v, p, func(_ int, e *yaml.Node, ep string) {
+			f.values = append(f.values, d.flagValue(e, ep))
+		})
+	}
+	f.keys = d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"path": true}})
 	return f
 }
 
@@ -671,7 +659,14 @@ func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
 // kind and the rules of that kind, spelled as on a flag of one value.
 func (d *decoder) flagValue(n *yaml.Node, path string) *flagDoc {
 	f := &flagDoc{node: n, path: path}
-	f.keys = d.mapping(n, path, fields{handlers: map[string]handler{
+	f.keys = d.mapping(n, path, fields{handlers: d.valueHandlers(f), nullOK: map[string]bool{"path": true}})
+	return f
+}
+
+// valueHandlers decodes the keys a flag and each of its values share: the
+// name, the value kind and the rules of that kind.
+func (d *decoder) valueHandlers(f *flagDoc) map[string]handler {
+	return map[string]handler{
 		"name":  d.str(&f.name),
 		"value": d.str(&f.value),
 		"min":   d.integer(&f.min),
@@ -684,8 +679,7 @@ func (d *decoder) flagValue(n *yaml.Node, path string) *flagDoc {
 		"path": func(_, v *yaml.Node, p string) {
 			f.pathRule = d.pathRule(v, p)
 		},
-	}, nullOK: map[string]bool{"path": true}})
-	return f
+	}
 }
 
 // pathRule decodes the rule of a path argument: a mapping of roots, must,
