@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
@@ -92,16 +91,6 @@ func openPinned(path, want string) (*os.File, error) {
 		return nil, fmt.Errorf("execgate: %s does not match its pinned SHA-256; refusing to start it", path)
 	}
 	return f, nil
-}
-
-// pathErrorCause strips the operation and path from a *fs.PathError, so
-// that messages name the path the caller knows (not /proc/self/fd/N) once.
-func pathErrorCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // startError describes a failed exec.Cmd.Start. It names inv.Path and, for

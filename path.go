@@ -168,7 +168,7 @@ func (b *boundPathRule) check(token string) (string, error) {
 	if !b.rule.Lexical {
 		real, err := resolveExisting(abs)
 		if err != nil {
-			return refuse("cannot be resolved: " + pathCause(err))
+			return refuse("cannot be resolved: " + pathErrorCause(err).Error())
 		}
 		if !within(real, b.resolved) {
 			return refuse("leads outside " + b.rootsText() + " through a symbolic link")
@@ -184,7 +184,7 @@ func (b *boundPathRule) check(token string) (string, error) {
 		case err != nil && errors.Is(err, fs.ErrNotExist):
 			return refuse("does not exist")
 		case err != nil:
-			return refuse("cannot be checked: " + pathCause(err))
+			return refuse("cannot be checked: " + pathErrorCause(err).Error())
 		case b.rule.Must == PathFile && !fi.Mode().IsRegular():
 			return refuse("is not a regular file")
 		case b.rule.Must == PathDir && !fi.IsDir():
@@ -194,14 +194,14 @@ func (b *boundPathRule) check(token string) (string, error) {
 	return cleaned, nil
 }
 
-// pathCause is the cause of a failed look-up, without the path, which the
-// message already names as the token was given.
-func pathCause(err error) string {
+// pathErrorCause strips the operation and path from a *fs.PathError, so
+// that messages name the path the caller knows (not /proc/self/fd/N) once.
+func pathErrorCause(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return pe.Err.Error()
+		return pe.Err
 	}
-	return err.Error()
+	return err
 }
 
 // rootsText names the roots for a message.
