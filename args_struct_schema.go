@@ -84,7 +84,7 @@ func (b *schemaBuilder) object(t reflect.Type, where string) (*schemaNode, error
 				return nil, fmt.Errorf("%s: validate tags here are never checked: add dive to the tags of the enclosing slice, array or map field", fw)
 			}
 		}
-		child, _, err := b.field(f.Type, tags, fw)
+		child, err := b.field(f.Type, tags, fw)
 		if err != nil {
 			return nil, err
 		}
@@ -170,9 +170,10 @@ func checkInertTags(t reflect.Type, where string) error {
 	return nil
 }
 
-// field describes a value of type t with validate tags tags, and reports
-// whether the tags make it required.
-func (b *schemaBuilder) field(t reflect.Type, tags []string, where string) (*schemaNode, bool, error) {
+// field describes a value of type t with validate tags tags. Which fields
+// are required is decided apart, by asking the validator (see the schema's
+// required list).
+func (b *schemaBuilder) field(t reflect.Type, tags []string, where string) (*schemaNode, error) {
 	ptr := false
 	for t.Kind() == reflect.Pointer {
 		t, ptr = t.Elem(), true
@@ -183,10 +184,9 @@ func (b *schemaBuilder) field(t reflect.Type, tags []string, where string) (*sch
 	}
 	n, err := b.typeNode(t, where, dives)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	defer n.dropRedundantBounds()
-	required := false
 	for i, tag := range tags {
 		if strings.Contains(tag, "|") {
 			continue // alternatives are enforced, not described
@@ -198,34 +198,34 @@ func (b *schemaBuilder) field(t reflect.Type, tags []string, where string) (*sch
 		}
 		switch name {
 		case "dive":
-			return b.dive(n, t, tags[i+1:], where, required, bad)
+			return b.dive(n, t, tags[i+1:], where, bad)
 		case "keys", "endkeys":
-			return nil, false, bad("must come right after dive on a map")
+			return nil, bad("must come right after dive on a map")
 		case "required":
-			required = true
+			// Recognized; the required list says it.
 			if !ptr && t.Kind() == reflect.String && !strictjson.Opaque(t) {
 				n.MinLength = tighterBound(n.MinLength, 1, true)
 			}
 		case "min", "max", "len", "gt", "gte", "lt", "lte":
 			if err := applyBound(n, t, name, param); err != nil {
-				return nil, false, bad("%v", err)
+				return nil, bad("%v", err)
 			}
 		case "oneof":
 			if err := applyOneOf(n, t, param); err != nil {
-				return nil, false, bad("%v", err)
+				return nil, bad("%v", err)
 			}
 		case "regexp":
 			if t.Kind() != reflect.String || strictjson.Opaque(t) {
-				return nil, false, bad("applies only to strings")
+				return nil, bad("applies only to strings")
 			}
 			if param == "" {
-				return nil, false, bad("needs a pattern")
+				return nil, bad("needs a pattern")
 			}
 			if _, err := compileCached(param); err != nil {
 				if i+1 < len(tags) { // the rest of the pattern, if it held a comma
-					return nil, false, bad("%v (%s)", err, tagEscapeHint)
+					return nil, bad("%v (%s)", err, tagEscapeHint)
 				}
-				return nil, false, bad("%v", err)
+				return nil, bad("%v", err)
 			}
 			if n.Pattern == "" {
 				n.Pattern = param
@@ -247,21 +247,21 @@ func (b *schemaBuilder) field(t reflect.Type, tags []string, where string) (*sch
 			}
 		}
 	}
-	return n, required, nil
+	return n, nil
 }
 
 // dive describes the items or values of n after a dive tag.
-func (b *schemaBuilder) dive(n *schemaNode, t reflect.Type, rest []string, where string, required bool, bad func(string, ...any) error) (*schemaNode, bool, error) {
+func (b *schemaBuilder) dive(n *schemaNode, t reflect.Type, rest []string, where string, bad func(string, ...any) error) (*schemaNode, error) {
 	unchecked := b.unchecked
 	b.unchecked = 0
 	defer func() { b.unchecked = unchecked }()
 	switch {
 	case strictjson.Opaque(t) || t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
-		return nil, false, bad("dive applies only to slices, arrays and maps")
+		return nil, bad("dive applies only to slices, arrays and maps")
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		items, _, err := b.field(t.Elem(), rest, where+"[]")
+		items, err := b.field(t.Elem(), rest, where+"[]")
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		n.Items = items
 	case t.Kind() == reflect.Map:
@@ -274,24 +274,24 @@ func (b *schemaBuilder) dive(n *schemaNode, t reflect.Type, rest []string, where
 				}
 			}
 			if end < 0 {
-				return nil, false, bad("keys without endkeys")
+				return nil, bad("keys without endkeys")
 			}
-			keys, _, err := b.field(t.Key(), rest[1:end], where+"[key]")
+			keys, err := b.field(t.Key(), rest[1:end], where+"[key]")
 			if err != nil {
-				return nil, false, err
+				return nil, err
 			}
 			n.PropertyNames = keys
 			rest = rest[end+1:]
 		}
-		values, _, err := b.field(t.Elem(), rest, where+"[]")
+		values, err := b.field(t.Elem(), rest, where+"[]")
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		n.AdditionalProperties = values
 	default:
-		return nil, false, bad("dive applies only to slices, arrays and maps")
+		return nil, bad("dive applies only to slices, arrays and maps")
 	}
-	return n, required, nil
+	return n, nil
 }
 
 // typeNode describes type t, which is not a pointer, without tags. When
@@ -365,7 +365,7 @@ func (b *schemaBuilder) elements(t reflect.Type, where string, dives bool) (*sch
 	}
 	b.unchecked++
 	defer func() { b.unchecked-- }()
-	n, _, err := b.field(t, nil, where+"[]")
+	n, err := b.field(t, nil, where+"[]")
 	return n, err
 }
 
