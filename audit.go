@@ -126,8 +126,10 @@ type Event struct {
 // returns an error, the call is refused with an *AuditError (fail closed)
 // unless Config.AuditFailOpen is set. An Auditor whose Audit fails should
 // report it from Ready until it has recovered, so that a lost record stops
-// further calls instead of passing silently: the call whose record failed
-// has already run and still returns its [Result].
+// further calls instead of passing silently: a call whose outcome could
+// not be recorded has already run and still returns its [Result] (its
+// intent is in the trail), while one whose intent could not be recorded
+// never started.
 type Auditor interface {
 	Audit(ctx context.Context, ev Event) error
 }
