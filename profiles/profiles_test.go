@@ -1,7 +1,8 @@
 package profiles_test
 
 import (
-	"strings"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,14 +12,32 @@ import (
 	"github.com/execgate/execgate/profiles"
 )
 
-// asConfig wraps a profile's tools entry in a configuration file.
-func asConfig(entry []byte) string {
-	var b strings.Builder
-	b.WriteString("version: 1\ntools:\n  -\n")
-	for _, line := range strings.Split(strings.TrimRight(string(entry), "\n"), "\n") {
-		b.WriteString("    " + line + "\n")
+// programAliases are the other names a distribution installs a program
+// under (Debian's fd-find installs fd as fdfind).
+var programAliases = map[string][]string{"fd": {"fdfind"}}
+
+// asConfig returns a configuration naming the profile, working in dir.
+// The profile's program is its bin when it is installed (under its own
+// name or an alias); otherwise the running test binary stands in, which
+// checks the grammar and the examples (they never run the program) but
+// says nothing about the program itself: the proof tests in cmd/execgate
+// do that.
+func asConfig(t *testing.T, name, dir string) string {
+	t.Helper()
+	bin := ""
+	for _, n := range append([]string{name}, programAliases[name]...) {
+		if p, err := exec.LookPath(n); err == nil {
+			bin = p
+			break
+		}
 	}
-	return b.String()
+	if bin == "" {
+		self, err := os.Executable()
+		require.NoError(t, err)
+		bin = self
+		t.Logf("%s is not installed here: its grammar and examples are checked with a stand-in executable", name)
+	}
+	return "version: 1\ntools:\n  - profile: " + name + "\n    bin: " + bin + "\n    working_dir: " + dir + "\n"
 }
 
 // TestProfiles_LoadAndPassTheirExamples loads every embedded profile as a
@@ -28,9 +47,9 @@ func TestProfiles_LoadAndPassTheirExamples(t *testing.T) {
 	require.Subset(t, names, []string{"git", "jq", "rg"})
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			data, ok := profiles.Lookup(name)
+			_, ok := profiles.Lookup(name)
 			require.True(t, ok)
-			l, err := config.LoadBytes(name+".yaml", []byte(asConfig(data)))
+			l, err := config.LoadBytes(name+".yaml", []byte(asConfig(t, name, t.TempDir())))
 			require.NoError(t, err)
 			require.Len(t, l.Tools, 1)
 			assert.Equal(t, name, l.Tools[0].Name, "a profile's tool is named after its program")

@@ -39,7 +39,7 @@ type proofScene struct {
 
 func newProofScene(t *testing.T, profile string) *proofScene {
 	t.Helper()
-	requireProgram(t, profile)
+	bin := requireProgram(t, profile)
 	k := probeKernel()
 	if k.os != "" || k.landlockABI < k.minABI || !k.userns {
 		t.Skip("the profiles' confinement needs Landlock and user namespaces, which this kernel does not give")
@@ -57,15 +57,26 @@ func newProofScene(t *testing.T, profile string) *proofScene {
 	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(s.root, "src", "main.go"), []byte("package main // hello\n"), 0o644))
 	require.NoError(t, os.Symlink(s.secret, filepath.Join(s.root, "link-out")))
-	s.config = writeFile(t, "tools.yaml", "version: 1\ntools:\n  - profile: "+profile+"\n    working_dir: "+s.root+"\n")
+	s.config = writeFile(t, "tools.yaml", "version: 1\ntools:\n  - profile: "+profile+"\n    bin: "+bin+"\n    working_dir: "+s.root+"\n")
 	return s
 }
 
-func requireProgram(t *testing.T, name string) {
+// programAliases are the other names a distribution installs a program
+// under (Debian's fd-find installs fd as fdfind).
+var programAliases = map[string][]string{"fd": {"fdfind"}}
+
+// requireProgram returns the path of the real program a profile is for,
+// found under its own name or an alias, and fails the test when it is not
+// installed (CI installs it).
+func requireProgram(t *testing.T, name string) string {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Fatalf("this test runs the real %s (CI installs it): %v", name, err)
+	for _, n := range append([]string{name}, programAliases[name]...) {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
 	}
+	t.Fatalf("this test runs the real %s (CI installs it), which is not on PATH", name)
+	return ""
 }
 
 // git runs git in the root, outside the gate, to set the scene up.
