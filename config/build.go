@@ -186,7 +186,7 @@ func (b *builder) tool(t *toolDoc) {
 			}
 			s := base
 			s.Name = name + "." + c.name
-			b.command(&s, t, c, append(globalArgs[:len(globalArgs):len(globalArgs)], c.name))
+			b.command(&s, t, c, append(globalArgs[:len(globalArgs):len(globalArgs)], b.commandLeading(c)...))
 			add(s, c)
 		}
 	}
@@ -346,8 +346,33 @@ func (b *builder) toolEnv(t *toolDoc) map[string]string {
 	return env
 }
 
+// commandLeading checks the leading key of the command c and returns the
+// tokens that name it on the command line: its leading list, or its name.
+func (b *builder) commandLeading(c *commandDoc) []string {
+	if c.leadingNode == nil {
+		return []string{c.name}
+	}
+	if len(c.leading) == 0 {
+		b.add(c.leadingNode, keyPath(c.path, "leading"), "must list at least one token, such as [%s]; leave it out to emit the command's name", c.name)
+	}
+	out := make([]string, 0, len(c.leading))
+	for _, a := range c.leading {
+		if msg := inputrules.TokenProblem(a.v); msg != "" {
+			b.add(a.node, a.path, "%s", msg)
+		}
+		out = append(out, a.v)
+	}
+	return out
+}
+
 // command fills in s from the command or bare entry c.
 func (b *builder) command(s *execgate.CommandSpec, t *toolDoc, c *commandDoc, leading []string) {
+	if c.name == "" && c.leadingNode != nil {
+		b.add(c.leadingNode, keyPath(c.path, "leading"), "a bare entry has no name to replace: put fixed tokens in the tool's global_args")
+	}
+	if c.approval.v {
+		s.Floor = execgate.ActionRequireApproval
+	}
 	s.Timeout, s.NoOutputTimeout, s.MaxOutput = limitsOf(&c.limitsDoc, &t.limitsDoc, &b.doc.defaults.limitsDoc)
 	switch {
 	case c.description.set:

@@ -137,6 +137,9 @@ type commandDoc struct {
 	stdin        bool
 	stdinMax     val[int]
 	endOfOptions val[bool]
+	leading      []val[string]
+	leadingNode  *yaml.Node // nil when the key is absent
+	approval     val[bool]  // human_approval
 	limitsDoc
 	description                                  val[string]
 	readOnly, destructive, idempotent, openWorld val[bool]
@@ -177,6 +180,9 @@ func (d *decoder) add(n *yaml.Node, path, format string, args ...any) {
 	line, col := 0, 0
 	if n != nil {
 		line, col = n.Line, n.Column
+	}
+	if o := d.origin(n); o != "" {
+		format, args = "%s"+format, append([]any{o}, args...)
 	}
 	d.at(line, col, path, format, args...)
 }
@@ -616,6 +622,11 @@ func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc
 			d.mapping(v, p, fields{handlers: map[string]handler{"max": d.size(&c.stdinMax)}})
 		},
 		"end_of_options": d.boolean(&c.endOfOptions),
+		"leading": func(k, v *yaml.Node, p string) {
+			c.leadingNode = v
+			d.strings(&c.leading)(k, v, p)
+		},
+		"human_approval": d.boolean(&c.approval),
 		"description":    d.str(&c.description),
 		"annotations": func(_, v *yaml.Node, p string) {
 			d.mapping(v, p, fields{handlers: map[string]handler{

@@ -148,6 +148,13 @@
 //	stdin               {max: size}; without it stdin is refused; `stdin:`
 //	                    or `stdin: {}` accepts up to 1MiB
 //	end_of_options      boolean; emit "--" before the positionals
+//	leading             list of fixed tokens emitted in place of the
+//	                    command's name, after the tool's global_args:
+//	                    [pr, list] for gh's pr-list, [diff, --no-ext-diff]
+//	                    for a diff that must not run an external program;
+//	                    unset means [the command's name]; not on bare
+//	human_approval      boolean; every call needs a person's approval
+//	                    whatever the policies say (the spec's Floor)
 //	timeout, no_output_timeout, max_output
 //	                    override the tool's and the defaults'
 //	description         shown in tool listings
@@ -214,13 +221,30 @@
 //
 // The entry is then the profile's entry, with what the entry sets in
 // place of the profile's: only name, bin, sha256, working_dir, timeout,
-// no_output_timeout, max_output and policy_version may be set (any other
-// key is an error naming the profile and the key: the grammar, the
-// environment and the confinement are the profile's). working_dir, when
+// no_output_timeout, max_output, policy_version and the site values below
+// may be set (any other key is an error naming the profile and the key:
+// the grammar, the environment and the confinement are the profile's).
+// working_dir, when
 // unset, is the loading process's working directory, and is added to the
-// read paths of the profile's confine. `execgate profiles` lists the
-// profiles; `execgate init --profile git,rg --root DIR` writes a starter
-// file that uses them.
+// read paths of the profile's confine.
+//
+// Some profiles need what only the site knows, and mark where it goes with
+// ${name} in their text; an entry naming such a profile must set it, and
+// one naming a profile without that mark may not:
+//
+//	hosts               list of host names (lower case, no scheme, port,
+//	                    path or user): the hosts curl may reach
+//	namespaces          list of namespace names: the namespaces kubectl
+//	                    may read; the first is the default
+//	kubeconfig          absolute path of the file kubectl's cluster and
+//	                    credentials are in
+//
+// A list item that is only a mark becomes one item per value; a mark in a
+// pattern becomes an alternation of the values, each quoted, so a pattern
+// matches those names and no other; a mark anywhere else becomes the
+// first value. A problem found in a profile's own text names the profile
+// and its line there. `execgate profiles` lists the profiles; `execgate
+// init --profile git,rg --root DIR` writes a starter file that uses them.
 //
 // # Paths
 //

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Error is one problem found in a configuration. [Load] and its variants
@@ -103,6 +105,7 @@ type problems struct {
 	file    string
 	list    ErrorList
 	dropped int
+	origins map[*yaml.Node]string // nodes of an expanded profile: "in profile ..., line N: "
 }
 
 // at records a problem at line and column.

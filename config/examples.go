@@ -253,9 +253,10 @@ func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist,
 		kind = "refuse"
 	}
 	line, col := r.ex.node.Line, r.ex.node.Column
+	from := p.origin(r.ex.node)
 	switch {
 	case r.allow && err != nil && !needsApproval:
-		p.at(line, col, r.ex.path, "%s example for %s was refused: %s", kind, quote(r.name), strings.TrimPrefix(err.Error(), "execgate: "))
+		p.at(line, col, r.ex.path, "%s%s example for %s was refused: %s", from, kind, quote(r.name), strings.TrimPrefix(err.Error(), "execgate: "))
 	case !r.allow && (err == nil || needsApproval):
 		prop, _ := execgate.NewProposer(allow).Check(r.name, r.ex.input)
 		how := "was accepted"
@@ -266,7 +267,7 @@ func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist,
 			}
 			how += ")"
 		}
-		p.at(line, col, r.ex.path, "%s example for %s %s, argv: %s", kind, quote(r.name), how, argvString(prop.Command, prop.Args))
+		p.at(line, col, r.ex.path, "%s%s example for %s %s, argv: %s", from, kind, quote(r.name), how, argvString(prop.Command, prop.Args))
 	}
 }
 

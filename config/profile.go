@@ -36,6 +36,7 @@ func hasKey(n *yaml.Node, key string) bool {
 func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 	var name string
 	var overrides []*yaml.Node // key, value pairs
+	var site []*yaml.Node      // key, value pairs of site values
 	if v := mapValue(n, "profile"); v != nil && v.Kind == yaml.ScalarNode {
 		name = v.Value
 	}
@@ -52,8 +53,10 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 			}
 		case contains(profileOverrides, k.Value):
 			overrides = append(overrides, k, v)
+		case isSiteKey(k.Value):
+			site = append(site, k, v)
 		default:
-			d.add(k, kp, "profile %s sets %s; an entry naming a profile may set only %s", quote(name), quote(k.Value), strings.Join(profileOverrides, ", "))
+			d.add(k, kp, "profile %s sets %s; an entry naming a profile may set only %s, and the site values its profile marks (%s)", quote(name), quote(k.Value), strings.Join(profileOverrides, ", "), siteKeyNames())
 			ok = false
 		}
 	}
@@ -72,8 +75,14 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		return nil
 	}
 	entry := doc.Content[0]
-	// Report the profile's own nodes at the profile key: its lines are
-	// the profile's, not this file's.
+	vals, ok := d.siteValues(name, siteMarks(entry), site, n, path)
+	if !ok {
+		return nil
+	}
+	fillSite(entry, vals)
+	// Report the profile's own nodes at the profile key, naming the
+	// profile and the line they have in it.
+	d.markProfile(entry, name)
 	place(entry, profileValue(n))
 	for i := 0; i+1 < len(overrides); i += 2 {
 		setKey(entry, overrides[i], overrides[i+1])

@@ -1,0 +1,245 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/execgate/execgate/internal/inputrules"
+)
+
+// A site value is what a profile cannot know and a configuration must say:
+// the hosts curl may reach, the namespaces kubectl may read, the file
+// kubectl's credentials are in. A profile marks where one goes with
+// ${name} in a string of its entry; an entry naming that profile must set
+// it, and an entry naming a profile that has no such mark may not.
+type siteKey struct {
+	name  string
+	list  bool                  // a list of strings; else one string
+	check func(v string) string // why v is not a usable value, or ""
+	about string                // what the value is, for error messages
+}
+
+var siteKeys = []siteKey{
+	{name: "hosts", list: true, check: hostProblem, about: "the host names it may reach, such as [api.example.com]"},
+	{name: "namespaces", list: true, check: namespaceProblem, about: "the namespaces it may read, such as [default, team-a]"},
+	{name: "kubeconfig", check: absFileProblem, about: "the absolute path of the kubeconfig file it uses"},
+}
+
+func siteKeyNamed(name string) (siteKey, bool) {
+	for _, k := range siteKeys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return siteKey{}, false
+}
+
+// siteMark matches one site-value mark in a profile's string.
+var siteMark = regexp.MustCompile(`\$\{([a-z]+)\}`)
+
+var (
+	hostRE      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+	namespaceRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+func hostProblem(v string) string {
+	if len(v) > 253 || !hostRE.MatchString(v) {
+		return "must be a host name in lower case (letters, digits, '-' and '.'), with no scheme, port, path or user"
+	}
+	return ""
+}
+
+func namespaceProblem(v string) string {
+	if !namespaceRE.MatchString(v) {
+		return "must be a namespace name: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+	}
+	return ""
+}
+
+func absFileProblem(v string) string {
+	if !filepath.IsAbs(v) || filepath.Clean(v) != v || strings.Contains(v, "${") {
+		return "must be an absolute, clean path"
+	}
+	return inputrules.EnvValueProblem(v)
+}
+
+// siteMarks returns the names of the site values the profile entry n
+// marks, sorted.
+func siteMarks(n *yaml.Node) []string {
+	seen := map[string]bool{}
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			for _, m := range siteMark.FindAllStringSubmatch(n.Value, -1) {
+				seen[m[1]] = true
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// siteValues decodes the site values set in the entry (the key, value
+// pairs in pairs) for the profile called name, whose entry marks the
+// values in marks. Problems are recorded against the entry's nodes; ok is
+// false when there was one.
+func (d *decoder) siteValues(name string, marks []string, pairs []*yaml.Node, entry *yaml.Node, path string) (vals map[string][]string, ok bool) {
+	vals = map[string][]string{}
+	ok = true
+	for i := 0; i+1 < len(pairs); i += 2 {
+		k, v := pairs[i], pairs[i+1]
+		kp := keyPath(path, k.Value)
+		sk, _ := siteKeyNamed(k.Value)
+		if !contains(marks, sk.name) {
+			d.add(k, kp, "profile %s takes no %s; remove it", quote(name), sk.name)
+			ok = false
+			continue
+		}
+		var list []string
+		switch {
+		case sk.list && v.Kind == yaml.SequenceNode:
+			for _, e := range v.Content {
+				if e.Kind != yaml.ScalarNode || e.Tag != "!!str" {
+					d.add(e, kp, "must be a list of strings")
+					ok = false
+					continue
+				}
+				list = append(list, e.Value)
+			}
+			if len(v.Content) == 0 {
+				d.add(v, kp, "must list at least one: %s", sk.about)
+				ok = false
+			}
+		case !sk.list && v.Kind == yaml.ScalarNode && v.Tag == "!!str":
+			list = []string{v.Value}
+		default:
+			d.add(v, kp, "must be %s", sk.about)
+			ok = false
+			continue
+		}
+		for _, s := range list {
+			if msg := sk.check(s); msg != "" {
+				d.add(v, kp, "%s %s", quote(s), msg)
+				ok = false
+			}
+		}
+		vals[sk.name] = list
+	}
+	for _, m := range marks {
+		if _, set := vals[m]; set {
+			continue
+		}
+		sk, known := siteKeyNamed(m)
+		if !known {
+			d.add(entry, path, "profile %s marks ${%s}, which is no site value (the site values are hosts, namespaces and kubeconfig)", quote(name), m)
+		} else {
+			d.add(entry, path, "profile %s needs %s: %s", quote(name), m, sk.about)
+		}
+		ok = false
+	}
+	return vals, ok
+}
+
+// fillSite puts the site values in vals in place of their marks in the
+// profile entry n:
+//
+//   - an item of a list that is a mark and nothing else becomes one item
+//     per value (hosts: [a, b] makes [${hosts}] into [a, b]);
+//   - a mark inside the value of a pattern key becomes an alternation of
+//     the values, each quoted (^https://${hosts}/ matches either host and
+//     nothing else);
+//   - a mark anywhere else becomes the first value (a default such as
+//     --namespace=${namespaces}, or an example's host).
+func fillSite(n *yaml.Node, vals map[string][]string) {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, c := range n.Content {
+			if m := siteMark.FindStringSubmatch(c.Value); c.Kind == yaml.ScalarNode && m != nil && m[0] == c.Value {
+				for _, v := range vals[m[1]] {
+					e := *c
+					e.Value = v
+					out = append(out, &e)
+				}
+				continue
+			}
+			fillSite(c, vals)
+			out = append(out, c)
+		}
+		n.Content = out
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "pattern" && v.Kind == yaml.ScalarNode {
+				v.Value = siteMark.ReplaceAllStringFunc(v.Value, func(m string) string {
+					vs := vals[siteMark.FindStringSubmatch(m)[1]]
+					q := make([]string, len(vs))
+					for i, s := range vs {
+						q[i] = regexp.QuoteMeta(s)
+					}
+					return "(?:" + strings.Join(q, "|") + ")"
+				})
+				continue
+			}
+			fillSite(v, vals)
+		}
+	case yaml.ScalarNode:
+		n.Value = siteMark.ReplaceAllStringFunc(n.Value, func(m string) string {
+			if vs := vals[siteMark.FindStringSubmatch(m)[1]]; len(vs) > 0 {
+				return vs[0]
+			}
+			return m
+		})
+	default:
+		for _, c := range n.Content {
+			fillSite(c, vals)
+		}
+	}
+}
+
+// markProfile records, for each node of the profile entry n, the line it
+// has in the profile called name, so that a problem found in it names the
+// profile and its line (see [problems.origin]).
+func (p *problems) markProfile(n *yaml.Node, name string) {
+	if p.origins == nil {
+		p.origins = map[*yaml.Node]string{}
+	}
+	p.origins[n] = fmt.Sprintf("in profile %s, line %d: ", quote(name), n.Line)
+	for _, c := range n.Content {
+		p.markProfile(c, name)
+	}
+}
+
+// origin returns the prefix naming the profile node n came from, or "".
+func (p *problems) origin(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	return p.origins[n]
+}
+
+func isSiteKey(key string) bool {
+	_, ok := siteKeyNamed(key)
+	return ok
+}
+
+func siteKeyNames() string {
+	names := make([]string, len(siteKeys))
+	for i, k := range siteKeys {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,95 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+// TestFillSite_PutsEachValueWhereItsMarkSays fills the site values into a
+// profile entry: a list item that is only a mark becomes every value, a
+// mark in a pattern becomes an alternation of the quoted values, and a
+// mark anywhere else becomes the first value.
+func TestFillSite_PutsEachValueWhereItsMarkSays(t *testing.T) {
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal([]byte(`
+global_args: ['--namespace=${namespaces}']
+confine: {read: ['${kubeconfig}', /etc]}
+env: {KUBECONFIG: '${kubeconfig}'}
+bare:
+  flags: [{name: namespace, value: enum, enum: ['${namespaces}']}]
+  positionals: {max: 1, pattern: '^https://${hosts}(/.*)?$'}
+  examples: {allow: [{args: ['https://${hosts}/x']}]}
+`), &doc))
+	entry := doc.Content[0]
+	assert.Equal(t, []string{"hosts", "kubeconfig", "namespaces"}, siteMarks(entry))
+	fillSite(entry, map[string][]string{
+		"hosts":      {"api.example.com", "b.example.org"},
+		"namespaces": {"team-a", "default"},
+		"kubeconfig": {"/etc/kube/config"},
+	})
+	var got struct {
+		GlobalArgs []string            `yaml:"global_args"`
+		Confine    map[string][]string `yaml:"confine"`
+		Env        map[string]string   `yaml:"env"`
+		Bare       struct {
+			Flags       []map[string]any `yaml:"flags"`
+			Positionals map[string]any   `yaml:"positionals"`
+			Examples    map[string][]map[string][]string
+		} `yaml:"bare"`
+	}
+	require.NoError(t, entry.Decode(&got))
+	assert.Equal(t, []string{"--namespace=team-a"}, got.GlobalArgs, "a mark in a string is the first value")
+	assert.Equal(t, []string{"/etc/kube/config", "/etc"}, got.Confine["read"])
+	assert.Equal(t, "/etc/kube/config", got.Env["KUBECONFIG"])
+	assert.Equal(t, []any{"team-a", "default"}, got.Bare.Flags[0]["enum"], "a list item that is a mark is every value")
+	assert.Equal(t, `^https://(?:api\.example\.com|b\.example\.org)(/.*)?$`, got.Bare.Positionals["pattern"], "a pattern gets the quoted values")
+	assert.Equal(t, "https://api.example.com/x", got.Bare.Examples["allow"][0]["args"][0])
+}
+
+func TestSiteValueChecks(t *testing.T) {
+	for _, c := range []struct {
+		why   string
+		check func(string) string
+		v     string
+		ok    bool
+	}{
+		{"a host name", hostProblem, "api.example.com", true},
+		{"a host with a port", hostProblem, "api.example.com:8443", false},
+		{"a host with user info", hostProblem, "user@api.example.com", false},
+		{"a host in upper case", hostProblem, "API.example.com", false},
+		{"a host with a path", hostProblem, "api.example.com/x", false},
+		{"a host with a trailing dot", hostProblem, "example.com.", false},
+		{"an empty host", hostProblem, "", false},
+		{"a namespace", namespaceProblem, "team-a", true},
+		{"a namespace with a dot", namespaceProblem, "team.a", false},
+		{"a namespace ending in a dash", namespaceProblem, "team-", false},
+		{"an absolute file", absFileProblem, "/etc/kube/config", true},
+		{"a relative file", absFileProblem, "kube/config", false},
+		{"a file that climbs", absFileProblem, "/etc/../root/.kube/config", false},
+	} {
+		assert.Equal(t, c.ok, c.check(c.v) == "", c.why)
+	}
+}
+
+// TestProfileProblems_NameTheProfileAndItsLine records a problem on a node
+// of an expanded profile: the message names the profile and the line the
+// node has in it, while the position is the entry's in the file.
+func TestProfileProblems_NameTheProfileAndItsLine(t *testing.T) {
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal([]byte("name: x\nbare:\n  flags: [{name: a}]\n"), &doc))
+	entry := doc.Content[0]
+	d := &decoder{problems: &problems{file: "tools.yaml"}}
+	d.markProfile(entry, "demo")
+	at := &yaml.Node{Line: 7, Column: 14}
+	place(entry, at)
+	flag := entry.Content[3].Content[1] // the flags list
+	d.add(flag, "tools[0].bare.flags", "bad %s", "flag")
+	d.add(at, "tools[0].profile", "not from the profile")
+	err := d.err()
+	require.Error(t, err)
+	assert.Equal(t, `tools.yaml:7:14: tools[0].bare.flags: in profile "demo", line 3: bad flag
+tools.yaml:7:14: tools[0].profile: not from the profile`, err.Error())
+}
