@@ -3,6 +3,8 @@ package profiles_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,7 +39,25 @@ func asConfig(t *testing.T, name, dir string) string {
 		bin = self
 		t.Logf("%s is not installed here: its grammar and examples are checked with a stand-in executable", name)
 	}
-	return "version: 1\ntools:\n  - profile: " + name + "\n    bin: " + bin + "\n    working_dir: " + dir + "\n"
+	return "version: 1\ntools:\n  - profile: " + name + "\n    bin: " + bin + "\n    working_dir: " + dir + "\n" + siteValues(t, name)
+}
+
+// siteValues returns the lines that set, for the profile called name, the
+// site values it marks, with values any site could have.
+func siteValues(t *testing.T, name string) string {
+	t.Helper()
+	data, _ := profiles.Lookup(name)
+	var out string
+	for _, v := range []struct{ mark, line string }{
+		{"${hosts}", "    hosts: [example.com, api.example.org]\n"},
+		{"${namespaces}", "    namespaces: [default, team-a]\n"},
+		{"${kubeconfig}", "    kubeconfig: " + filepath.Join(t.TempDir(), "kubeconfig") + "\n"},
+	} {
+		if strings.Contains(string(data), v.mark) {
+			out += v.line
+		}
+	}
+	return out
 }
 
 // TestProfiles_LoadAndPassTheirExamples loads every embedded profile as a

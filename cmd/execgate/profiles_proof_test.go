@@ -39,6 +39,14 @@ type proofScene struct {
 
 func newProofScene(t *testing.T, profile string) *proofScene {
 	t.Helper()
+	return newProofSceneWith(t, profile, "")
+}
+
+// newProofSceneWith is newProofScene with more keys of the tools entry
+// (site values such as "hosts: [localhost]"), each line indented as a key
+// of the entry ("    hosts: [localhost]\n").
+func newProofSceneWith(t *testing.T, profile, more string) *proofScene {
+	t.Helper()
 	bin := requireProgram(t, profile)
 	k := probeKernel()
 	if k.os != "" || k.landlockABI < k.minABI || !k.userns {
@@ -57,7 +65,7 @@ func newProofScene(t *testing.T, profile string) *proofScene {
 	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(s.root, "src", "main.go"), []byte("package main // hello\n"), 0o644))
 	require.NoError(t, os.Symlink(s.secret, filepath.Join(s.root, "link-out")))
-	s.config = writeFile(t, "tools.yaml", "version: 1\ntools:\n  - profile: "+profile+"\n    bin: "+bin+"\n    working_dir: "+s.root+"\n")
+	s.config = writeFile(t, "tools.yaml", "version: 1\ntools:\n  - profile: "+profile+"\n    bin: "+bin+"\n    working_dir: "+s.root+"\n"+more)
 	return s
 }
 
