@@ -628,7 +628,7 @@
 // A configuration that loads may still hold what is likely a mistake.
 // [Loaded.Warnings] lists it, each [Warning] with the file, line, column, key
 // path and a message, in the form of an Error; a warning never stops a
-// load. There are two:
+// load. There are three:
 //
 //   - A rules tools pattern that no call can match: it matches no
 //     command name the tools list serves and is no dispatcher's. A call
@@ -644,6 +644,12 @@
 //     take the tool's), a bare entry with none on it or on its tool, and
 //     a dispatcher whose tool has none (the model sees only how to name a
 //     subcommand). A description of blanks is none.
+//   - An example of a profile that does not hold here. The project's
+//     tests prove every profile's examples in a scratch directory that
+//     holds the files they name (README, src/main.go); a site's
+//     working_dir holds other files, and a profile's example that needs
+//     one it lacks must not stop the site's file from loading. An
+//     example of the file's own is always checked and is an error.
 //
 // execgate check prints the warnings on stderr, and execgate serve logs
 // them when it starts.

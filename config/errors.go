@@ -106,6 +106,7 @@ type problems struct {
 	list    ErrorList
 	dropped int
 	origins map[*yaml.Node]string // nodes of an expanded profile: "in profile ..., line N: "
+	warned  []Warning             // found while checking, reported with Loaded.Warnings
 }
 
 // at records a problem at line and column.

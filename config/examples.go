@@ -256,7 +256,7 @@ func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist,
 	from := p.origin(r.ex.node)
 	switch {
 	case r.allow && err != nil && !needsApproval:
-		p.at(line, col, r.ex.path, "%s%s example for %s was refused: %s", from, kind, quote(r.name), strings.TrimPrefix(err.Error(), "execgate: "))
+		p.exampleFailed(from, line, col, r.ex.path, "%s%s example for %s was refused: %s", from, kind, quote(r.name), strings.TrimPrefix(err.Error(), "execgate: "))
 	case !r.allow && (err == nil || needsApproval):
 		prop, _ := execgate.NewProposer(allow).Check(r.name, r.ex.input)
 		how := "was accepted"
@@ -267,8 +267,21 @@ func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist,
 			}
 			how += ")"
 		}
-		p.at(line, col, r.ex.path, "%s%s example for %s %s, argv: %s", from, kind, quote(r.name), how, argvString(prop.Command, prop.Args))
+		p.exampleFailed(from, line, col, r.ex.path, "%s%s example for %s %s, argv: %s", from, kind, quote(r.name), how, argvString(prop.Command, prop.Args))
 	}
+}
+
+// exampleFailed records an example that did not hold. One of the file's
+// own is a problem. One of a profile's (from names the profile) is a
+// warning: the project's tests prove a profile's examples in a directory
+// holding the files they name, and a site's working directory, whose
+// files differ, must not stop the site's configuration from loading.
+func (p *problems) exampleFailed(from string, line, col int, path, format string, args ...any) {
+	if from == "" {
+		p.at(line, col, path, format, args...)
+		return
+	}
+	p.warned = append(p.warned, Warning{File: p.file, Line: line, Column: col, Path: path, Message: oneLine.Replace(fmt.Sprintf(format, args...))})
 }
 
 // argvString writes an argv for a message: [cmd "arg" ...].

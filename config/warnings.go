@@ -51,7 +51,7 @@ func (l *Loaded) Warnings() []Warning {
 // its policies section (nil when it has none) and allow its Allowlist.
 func (b *builder) warnings(sec *policySection, allow *execgate.Allowlist) []Warning {
 	specs := allow.Specs()
-	var out []Warning
+	out := slices.Clone(b.problems.warned)
 	add := func(at position, msg string) {
 		out = append(out, Warning{File: b.problems.file, Line: at.line, Column: at.col, Path: at.path, Message: oneLine.Replace(msg)})
 	}
