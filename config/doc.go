@@ -224,9 +224,10 @@
 // no_output_timeout, max_output, policy_version and the site values below
 // may be set (any other key is an error naming the profile and the key:
 // the grammar, the environment and the confinement are the profile's).
-// working_dir, when
-// unset, is the loading process's working directory, and is added to the
-// read paths of the profile's confine.
+// bin, when unset, is the profile's program found on PATH under its own
+// name or another name its distribution uses (fd's fdfind on Debian).
+// working_dir, when unset, is the loading process's working directory,
+// and is added to the read paths of the profile's confine.
 //
 // Some profiles need what only the site knows, and mark where it goes with
 // ${name} in their text; an entry naming such a profile must set it, and

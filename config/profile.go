@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -87,6 +88,9 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 	for i := 0; i+1 < len(overrides); i += 2 {
 		setKey(entry, overrides[i], overrides[i+1])
 	}
+	if bin := mapValue(entry, "bin"); bin != nil && bin.Kind == yaml.ScalarNode && !hasKey(n, "bin") {
+		bin.Value = installedName(name, bin.Value)
+	}
 	dir := mapValue(entry, "working_dir")
 	if dir == nil {
 		wd, err := os.Getwd()
@@ -108,6 +112,21 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		}
 	}
 	return entry
+}
+
+// installedName returns the name the profile's program bin is installed
+// under here: bin when it is on PATH or no other name is, else the first
+// of the profile's other names that is (fd's fdfind).
+func installedName(profile, bin string) string {
+	if _, err := exec.LookPath(bin); err == nil {
+		return bin
+	}
+	for _, alt := range profiles.Programs(profile) {
+		if _, err := exec.LookPath(alt); err == nil && alt != bin {
+			return alt
+		}
+	}
+	return bin
 }
 
 // profileValue is the value node of n's profile key.

@@ -39,6 +39,24 @@ func Lookup(name string) ([]byte, bool) {
 	return data, true
 }
 
+// installedAs are the other names distributions install a profile's
+// program under, by profile.
+var installedAs = map[string][]string{
+	"fd": {"fdfind"}, // Debian and Ubuntu's fd-find
+}
+
+// Programs returns the names the program of the profile called name is
+// installed under, the profile's own bin first: ["fd", "fdfind"] for fd,
+// whose Debian package installs it as fdfind. A configuration naming the
+// profile without setting bin uses the first of them found on PATH. It
+// returns nil when there is no such profile.
+func Programs(name string) []string {
+	if _, ok := Lookup(name); !ok {
+		return nil
+	}
+	return append([]string{name}, installedAs[name]...)
+}
+
 // Summary returns the profile's description, the value of its top-level
 // description key on one line, or "" when it has none or there is no
 // such profile.

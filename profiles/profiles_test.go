@@ -14,10 +14,6 @@ import (
 	"github.com/execgate/execgate/profiles"
 )
 
-// programAliases are the other names a distribution installs a program
-// under (Debian's fd-find installs fd as fdfind).
-var programAliases = map[string][]string{"fd": {"fdfind"}}
-
 // asConfig returns a configuration naming the profile, working in dir.
 // Its examples that do not hold there are warnings.
 // The profile's program is its bin when it is installed (under its own
@@ -28,7 +24,7 @@ var programAliases = map[string][]string{"fd": {"fdfind"}}
 func asConfig(t *testing.T, name, dir string) string {
 	t.Helper()
 	bin := ""
-	for _, n := range append([]string{name}, programAliases[name]...) {
+	for _, n := range profiles.Programs(name) {
 		if p, err := exec.LookPath(n); err == nil {
 			bin = p
 			break

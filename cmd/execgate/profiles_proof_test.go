@@ -69,16 +69,16 @@ func newProofSceneWith(t *testing.T, profile, more string) *proofScene {
 	return s
 }
 
-// programAliases are the other names a distribution installs a program
-// under (Debian's fd-find installs fd as fdfind).
-var programAliases = map[string][]string{"fd": {"fdfind"}}
-
 // requireProgram returns the path of the real program a profile is for,
 // found under its own name or an alias, and fails the test when it is not
 // installed (CI installs it).
 func requireProgram(t *testing.T, name string) string {
 	t.Helper()
-	for _, n := range append([]string{name}, programAliases[name]...) {
+	names := profiles.Programs(name)
+	if names == nil {
+		names = []string{name}
+	}
+	for _, n := range names {
 		if p, err := exec.LookPath(n); err == nil {
 			return p
 		}
