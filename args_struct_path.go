@@ -1,6 +1,7 @@
 package execgate
 
 import (
+	"fmt"
 	"reflect"
 	"strconv"
 )
@@ -11,7 +12,10 @@ import (
 // spec's working directory, and the build function sees it cleaned. The
 // field's `path` tag may say what must be there: `path:"exists"`,
 // `path:"file"` or `path:"dir"`. A Struct schema with Path fields must be
-// used through an [Allowlist], which binds it to the spec's Dir.
+// used through an [Allowlist], which binds it to the spec's Dir. A Path
+// anywhere else in the type (a nested struct, a map, a pointer) would not
+// be checked, and [NewAllowlist] refuses it. The schema's JSON Schema
+// describes each Path field as the path it must be.
 type Path string
 
 // structPath is one Path field of a Struct schema's type.
@@ -35,6 +39,9 @@ func structPaths(t reflect.Type) ([]structPath, error) {
 		f := t.Field(i)
 		slice := f.Type.Kind() == reflect.Slice && f.Type.Elem() == pathReflectType
 		if f.Type != pathReflectType && !slice {
+			if holdsPath(f.Type, map[reflect.Type]bool{}) {
+				return nil, &ConfigError{Field: f.Name, Message: fmt.Sprintf("holds a Path inside %v, where it would not be checked: Path is checked in a field of type Path or []Path at the top level of the struct", f.Type)}
+			}
 			continue
 		}
 		p := structPath{index: f.Index, name: jsonFieldName(f), slice: slice}
@@ -47,6 +54,31 @@ func structPaths(t reflect.Type) ([]structPath, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// holdsPath reports whether a value of type t holds a Path anywhere: in
+// a field, an element, a map key or value, or behind a pointer.
+func holdsPath(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t == pathReflectType {
+		return true
+	}
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsPath(t.Elem(), seen)
+	case reflect.Map:
+		return holdsPath(t.Key(), seen) || holdsPath(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsPath(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // bindPaths returns paths bound to the working directory dir.

@@ -91,6 +91,7 @@ func (b *schemaBuilder) object(t reflect.Type, where string) (*schemaNode, error
 		if d := f.Tag.Get("desc"); d != "" {
 			child.Description = d
 		}
+		describePath(child, f.Type, f.Tag.Get("path"))
 		n.Properties.add(f.Name, child)
 		// Inside a slice, array or map without dive, validator checks
 		// nothing.
@@ -555,4 +556,31 @@ func applyOneOf(n *schemaNode, t reflect.Type, param string) error {
 		n.AllOf = append(n.AllOf, &schemaNode{Enum: enum})
 	}
 	return nil
+}
+
+// describePath adds to n, the schema of a field of type t with the path
+// tag tag, what a Path is checked for, after any description the field
+// has: a Path field is a string, or an array of them, that names
+// something inside the working directory.
+func describePath(n *schemaNode, t reflect.Type, tag string) {
+	target := n
+	switch {
+	case t == pathReflectType:
+	case t.Kind() == reflect.Slice && t.Elem() == pathReflectType && n.Items != nil:
+		target = n.Items
+	default:
+		return
+	}
+	rule := &PathRule{Must: PathMust(tag)}
+	d := pathDescription(rule, nil)
+	if target.Description != "" {
+		d = strings.TrimSuffix(target.Description, ".") + ". " + d
+	}
+	target.Description = d
+	if target != n && target.MinLength == nil {
+		// An element is checked whatever it holds, and "" is refused; a
+		// Path field left empty is a path not given.
+		one := int64(1)
+		target.MinLength = &one
+	}
 }

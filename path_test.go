@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -230,4 +231,71 @@ func TestTypedGrammars_StructPathFieldsStayInsideTheWorkingDirectory(t *testing.
 	}
 	_, err = NewAllowlist(CommandSpec{Name: "b", Command: "/bin/cat", Dir: root, Args: Struct(func(bad) Argv { return Argv{} })})
 	assert.ErrorContains(t, err, "unknown Must")
+}
+
+// Invariant 12 of DESIGN.md: a Path the gate would not check is refused
+// when the schema is built, wherever it hides.
+func TestTypedGrammars_StructPathOnlyWhereItIsChecked(t *testing.T) {
+	root, _ := pathScratch(t)
+	type inner struct {
+		F Path `json:"f"`
+	}
+	type nested struct {
+		In inner `json:"in"`
+	}
+	type pointer struct {
+		F *Path `json:"f"`
+	}
+	type mapped struct {
+		M map[string]Path `json:"m"`
+	}
+	type sliceOfSlices struct {
+		S [][]Path `json:"s"`
+	}
+	for _, c := range []struct {
+		why  string
+		args ArgsSchema
+	}{
+		{"a Path in a nested struct", Struct(func(nested) Argv { return Argv{} })},
+		{"a pointer to a Path", Struct(func(pointer) Argv { return Argv{} })},
+		{"a Path as a map value", Struct(func(mapped) Argv { return Argv{} })},
+		{"a Path in a slice of slices", Struct(func(sliceOfSlices) Argv { return Argv{} })},
+	} {
+		_, err := NewAllowlist(CommandSpec{Name: "c", Command: "/bin/cat", Dir: root, Args: c.args})
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, c.why)
+		assert.Contains(t, err.Error(), "would not be checked", c.why)
+	}
+}
+
+// Invariant 14 of DESIGN.md: the JSON Schema a model reads says what the
+// gate checks a Path field for.
+func TestSameTruth_StructPathFieldsAreDescribedInTheSchema(t *testing.T) {
+	type in struct {
+		File Path   `json:"file" path:"file" desc:"The file to print"`
+		More []Path `json:"more"`
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Type        string `json:"type"`
+			Description string `json:"description"`
+			MinLength   *int   `json:"minLength"`
+			Items       *struct {
+				Type        string `json:"type"`
+				Description string `json:"description"`
+				MinLength   *int   `json:"minLength"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(Struct(func(in) Argv { return Argv{} }).JSONSchema(), &schema))
+	file := schema.Properties["file"]
+	assert.Equal(t, "string", file.Type)
+	assert.True(t, strings.HasPrefix(file.Description, "The file to print. A path inside the working directory"), file.Description)
+	assert.Contains(t, file.Description, "must be a regular file")
+	assert.Nil(t, file.MinLength, "an empty Path field is a path not given")
+	more := schema.Properties["more"]
+	require.NotNil(t, more.Items)
+	assert.Contains(t, more.Items.Description, "no symbolic link out of it")
+	require.NotNil(t, more.Items.MinLength)
+	assert.Equal(t, 1, *more.Items.MinLength, "an empty element is refused")
 }
