@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -158,9 +159,9 @@ func confineAndExec(req *Request, status *os.File) error {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bringing up the loopback interface of the new network namespace: %w", err)
 		}
-		if err := dropCapabilities(); err != nil {
-			return fmt.Errorf("dropping the capabilities of the new user namespace: %w", err)
-		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("dropping every capability: %w", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
@@ -212,22 +213,81 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// dropCapabilities clears the calling thread's ambient capabilities and,
-// unless it is root in its user namespace, every other capability it
-// holds there, so that the target starts with the capabilities any
-// process of its user would have in that namespace: none, or, for root,
-// root's. (Capabilities are per thread, and execve keeps the calling
-// thread's: this is the thread that executes the target.)
+// dropCapabilities leaves the calling thread, and whatever it executes,
+// without any capability, whoever started the gate: it clears the ambient
+// set; where it may (it holds CAP_SETPCAP: a gate running as root, or a
+// helper in a user namespace of its own, which is given that capability
+// for this) it empties the bounding set and locks the secure bits that
+// stop root from regaining capabilities at execve (SECBIT_NOROOT,
+// SECBIT_NO_SETUID_FIXUP, SECBIT_NO_CAP_AMBIENT_RAISE, SECBIT_KEEP_CAPS
+// off, each locked); and then it clears the effective, permitted and
+// inheritable sets. A helper without CAP_SETPCAP (a gate running as an
+// ordinary user, with the network allowed, so without a user namespace)
+// holds no capability to begin with and keeps the bounding set it
+// inherited, which under no_new_privs grants nothing at execve.
+// (Capabilities are per thread, and execve keeps the calling thread's:
+// this is the thread that executes the target.)
 func dropCapabilities() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return err
+		return fmt.Errorf("clearing the ambient set: %w", err)
 	}
-	if unix.Getuid() == 0 {
-		return nil
+	if hasCapability(unix.CAP_SETPCAP) {
+		for c := 0; c <= lastCapability(); c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
+		}
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secureBits, 0, 0, 0); err != nil {
+			return fmt.Errorf("setting the secure bits: %w", err)
+		}
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var none [2]unix.CapUserData
-	return unix.Capset(&hdr, &none[0])
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("clearing the effective, permitted and inheritable sets: %w", err)
+	}
+	return nil
+}
+
+// The secure bits of linux/securebits.h: each SECURE_* number n is the
+// bit 1<<n, and its lock the bit above it.
+const (
+	secbitNoRoot                  = 1 << 0
+	secbitNoRootLocked            = 1 << 1
+	secbitNoSetuidFixup           = 1 << 2
+	secbitNoSetuidFixupLocked     = 1 << 3
+	secbitKeepCapsLocked          = 1 << 5
+	secbitNoCapAmbientRaise       = 1 << 6
+	secbitNoCapAmbientRaiseLocked = 1 << 7
+
+	secureBits = secbitNoRoot | secbitNoRootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
+		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLocked
+)
+
+// hasCapability reports whether the calling thread's effective set holds
+// capability c.
+func hasCapability(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
+}
+
+// lastCapability is the highest capability number the kernel knows, from
+// /proc/sys/kernel/cap_last_cap, or 63 when that cannot be read (dropping
+// a number the kernel does not know fails with EINVAL, which is ignored).
+func lastCapability() int {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return 63
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 || n > 63 {
+		return 63
+	}
+	return n
 }
 
 // setLimits sets each resource limit that is not 0. A limit above the

@@ -72,11 +72,12 @@ func (l *Launch) Files() []*os.File {
 // group and, with isolate, a new user namespace (mapping only the caller's
 // effective user and group to themselves) and a new network namespace.
 //
-// An isolated helper also gets CAP_NET_ADMIN as an ambient capability,
-// which is a capability over its own network namespace only: a helper that
-// is not root in its user namespace would otherwise lose every capability
-// at its own exec, and could not bring the loopback interface up. It drops
-// all of them again before it executes the target.
+// An isolated helper also gets CAP_NET_ADMIN and CAP_SETPCAP as ambient
+// capabilities, which are capabilities over its own namespaces only: a
+// helper that is not root in its user namespace would otherwise lose
+// every capability at its own exec, and could neither bring the loopback
+// interface up nor empty its bounding set. It drops all of them before it
+// executes the target.
 func (l *Launch) SysProcAttr(isolate bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true}
 	if isolate {
@@ -85,7 +86,7 @@ func (l *Launch) SysProcAttr(isolate bool) *syscall.SysProcAttr {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
-		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
+		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 	}
 	return a
 }
