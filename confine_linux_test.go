@@ -824,3 +824,30 @@ func TestConfine_InheritedDescriptorsDoNotReachTheTarget(t *testing.T) {
 	require.True(t, res.OK, "%+v", res)
 	assert.NotContains(t, res.Stdout, secret, "the confined command holds a descriptor of the gate's process")
 }
+
+// TestConfinement_UnconfinedCommandsInheritOnlyTheirThreeDescriptors opens
+// a file and a socket without close-on-exec in the gate's process, as a
+// launcher might leave them, and lists what an unconfined command holds:
+// only stdin, stdout, stderr and the directory ls reads (invariant 13 of
+// DESIGN.md; the confined path is covered above).
+func TestConfinement_UnconfinedCommandsInheritOnlyTheirThreeDescriptors(t *testing.T) {
+	ls := lookTool(t, "ls")
+	_, _, secret := fixture(t)
+	fd, err := syscall.Open(secret, syscall.O_RDONLY, 0) // no O_CLOEXEC, on purpose
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	sock, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0) // no SOCK_CLOEXEC
+	require.NoError(t, err)
+	defer syscall.Close(sock)
+	res := runSpec(t, CommandSpec{Command: ls, Args: Fixed("-l", "/proc/self/fd/"), Dir: "/"})
+	require.True(t, res.OK, "%+v", res)
+	assert.NotContains(t, res.Stdout, secret, "the command holds the gate's file")
+	assert.NotContains(t, res.Stdout, "socket:", "the command holds the gate's socket")
+	var fds []string
+	for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+		if f := strings.Fields(line); len(f) >= 9 && f[len(f)-2] == "->" {
+			fds = append(fds, f[len(f)-3])
+		}
+	}
+	assert.Len(t, fds, 4, "0, 1, 2 and the directory ls lists: %s", res.Stdout)
+}

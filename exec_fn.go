@@ -99,6 +99,16 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // most inv.MaxOutput bytes each while the rest is drained and counted, so
 // the child never blocks on a full pipe and memory stays bounded.
 //
+// The child inherits no descriptor but those three: before each start,
+// DefaultExecFn marks every descriptor of the calling process above stderr
+// close-on-exec (one close_range call on Linux), so a descriptor the
+// program that started this process left open, a socket or a file, does
+// not reach a command, confined or not. That is a change to the calling
+// process that stays: a descriptor it meant to hand to a program it
+// executes itself must be passed explicitly (os/exec's ExtraFiles) or
+// marked inheritable again. One created without close-on-exec by a raw
+// system call between that moment and the fork can still reach the child.
+//
 // If ctx is already done, nothing is started and the [Outcome] says
 // [TerminationCanceled]. inv.Timeout counts from the start of the process.
 // When it passes, when no output arrives on either stream for

@@ -247,6 +247,9 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 		if ctx.Err() != nil {
 			return Outcome{ExitCode: -1, Termination: TerminationCanceled}
 		}
+		// Nothing but what cmd names reaches the child: not a
+		// descriptor the program that started this process left open.
+		proc.CloseOnExecAboveStderr()
 		start := time.Now()
 		err := cmd.Start()
 		if err != nil && conf != nil && conf.retry() {

@@ -31,3 +31,10 @@ func ExecPath(f *os.File) (string, error) {
 func WaitExit(pid int) error {
 	return errors.ErrUnsupported
 }
+
+// CloseOnExecAboveStderr marks every descriptor of this process above
+// stderr close-on-exec, so that a child started next inherits only what
+// it is handed: one fcntl per descriptor listed in /dev/fd.
+func CloseOnExecAboveStderr() {
+	closeOnExecListed("/dev/fd")
+}

@@ -46,3 +46,21 @@ func SignalName(sig syscall.Signal) string {
 func openReadOnly(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
 }
+
+// closeOnExecListed marks close-on-exec each descriptor above stderr that
+// the directory dir (/proc/self/fd, /dev/fd) lists, or, when it cannot be
+// read, each of the first 1024.
+func closeOnExecListed(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		for fd := 3; fd < 1024; fd++ {
+			syscall.CloseOnExec(fd) // harmless on a closed descriptor
+		}
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
