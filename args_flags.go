@@ -21,7 +21,9 @@ const (
 	// ValueString takes any non-empty text that does not start with '-'
 	// or '@' and holds no shell metacharacter.
 	ValueString
-	// ValueInt takes a decimal integer within the flag's Min and Max.
+	// ValueInt takes a decimal integer within the flag's Min and Max,
+	// and emits it in its shortest form ("007" as "7"). A '+' sign is
+	// refused: a program may read +N otherwise than N (tail -n +5).
 	ValueInt
 	// ValueEnum takes exactly one of the flag's Enum values.
 	ValueEnum

@@ -626,6 +626,10 @@ func (r *flagRule) checkValue(v string) (string, string) {
 	case ValueInt:
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
+		case strings.HasPrefix(v, "+"):
+			// Emitted as N, +N would mean something else to a program
+			// that reads the sign (tail -n +5 starts at line 5).
+			return "", fmt.Sprintf("%s: %s must be an integer written without '+'%s", quoteArg(v), r.valueLabel(), r.boundsText())
 		case err != nil:
 			return "", fmt.Sprintf("%s: %s must be an integer%s", quoteArg(v), r.valueLabel(), r.boundsText())
 		case r.Min != nil && n < *r.Min, r.Max != nil && n > *r.Max:
