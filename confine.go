@@ -69,9 +69,18 @@ type Confinement struct {
 	// needs a new user namespace too (unprivileged user namespaces must
 	// be enabled, see the package documentation); the command runs there
 	// as the caller's effective user and group (no other user or group is
-	// mapped), with no capability for an ordinary user; root keeps root's
-	// capabilities inside the new namespaces, which give it no way back
-	// to the caller's network.
+	// mapped).
+	//
+	// Whatever Network says, a confined command holds no capability (its
+	// effective, permitted, inheritable, ambient and bounding sets are
+	// empty, also when the gate runs as root; a gate running as an
+	// ordinary user with the network on keeps the bounding set it has,
+	// which grants nothing under no_new_privs), and it runs in a new PID
+	// namespace, as the child of the helper, which is that namespace's
+	// first process: when the command ends, or is killed, the kernel
+	// kills every process it started, including those that left its
+	// process group (setsid, a double fork, a daemon). A gate that is
+	// not root needs a user namespace for that, with the network on too.
 	Network bool
 
 	// Limits are resource limits. The zero [Limits] sets none.
@@ -80,8 +89,11 @@ type Confinement struct {
 	// BestEffort lets the command run when the kernel lacks something the
 	// [Confinement] asks for; [Result.Unconfined] then names what was not
 	// applied. False (the default) means every part is required: a kernel
-	// without Landlock ABI 3 or later, or without user namespaces when
-	// Network is false, makes the call a spawn_error and nothing runs.
+	// without Landlock ABI 3 or later, or without the user namespaces it
+	// needs (when Network is false, or when the gate is not root), makes
+	// the call a spawn_error and nothing runs. A best-effort call that
+	// cannot have its namespaces runs without them: the network shared
+	// ("network") and processes that may outlive it ("processes").
 	BestEffort bool
 }
 
@@ -93,9 +105,7 @@ type Limits struct {
 	// it up to a whole second. The kernel sends SIGXCPU when it is used
 	// up and SIGKILL one second of processor time later (Go programs
 	// ignore SIGXCPU, so they end by SIGKILL); the [Result] reports
-	// termination "signal" with that signal. It counts per process, from
-	// the start of the helper that becomes the command (a few
-	// milliseconds).
+	// termination "signal" with that signal. It counts per process.
 	CPU time.Duration
 
 	// AddressSpace is the largest virtual address space, in bytes, each

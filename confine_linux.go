@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/internal/confine"
+	"github.com/execgate/execgate/internal/proc"
 )
 
 // confinedStart is one confined call of [DefaultExecFn] being started: the
@@ -18,9 +19,20 @@ import (
 // namespaces, and what is already known not to be applied.
 type confinedStart struct {
 	launch     *confine.Launch
-	isolate    bool
+	ns         confine.Namespaces
 	bestEffort bool
 	unconfined []string
+}
+
+// namespacesFor returns the namespaces a confined call starts in: always
+// a PID namespace, so that nothing the command starts outlives it; a
+// network namespace when it has no network; and a user namespace, which
+// lets an ordinary user make the others (root needs none for the PID
+// namespace alone).
+func namespacesFor(c *Confinement) confine.Namespaces {
+	ns := confine.Namespaces{Net: !c.Network, PID: true}
+	ns.User = ns.Net || os.Geteuid() != 0
+	return ns
 }
 
 // newConfinedStart prepares the helper's request from inv: the target's
@@ -66,39 +78,50 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execgate: cannot start %s: creating the confinement helper's pipes: %w", inv.Path, err)
 	}
-	return &confinedStart{launch: l, isolate: !c.Network, bestEffort: c.BestEffort}, nil
+	return &confinedStart{launch: l, ns: namespacesFor(c), bestEffort: c.BestEffort}, nil
 }
 
 // apply turns cmd, built for the target, into the start of the helper:
 // the running program's own binary with the helper's argv, an empty
 // environment, the request and status pipes (and the pinned executable),
-// and, for a call without network, new user and network namespaces. Dir,
+// and its namespaces (see namespacesFor). Dir,
 // stdin, stdout and stderr stay: the helper passes them on to the target.
 func (c *confinedStart) apply(cmd *exec.Cmd) {
 	cmd.Path = confine.HelperPath
 	cmd.Args = c.launch.Args()
 	cmd.Env = []string{}
 	cmd.ExtraFiles = c.launch.Files()
-	cmd.SysProcAttr = c.launch.SysProcAttr(c.isolate)
+	cmd.SysProcAttr = c.launch.SysProcAttr(c.ns)
 }
 
 // retry reports whether a start that failed should be tried again: once,
 // without namespaces, for a best-effort confinement that asked for them
-// (they are what most often fails), noting that the network stays shared.
+// (they are what most often fails), noting what that leaves: the network
+// shared, processes that may outlive the call.
 func (c *confinedStart) retry() bool {
-	if !c.isolate || !c.bestEffort {
+	if c.ns == (confine.Namespaces{}) || !c.bestEffort {
 		return false
 	}
-	c.isolate = false
-	c.unconfined = append(c.unconfined, confine.UnappliedNetwork)
+	if c.ns.Net {
+		c.unconfined = append(c.unconfined, confine.UnappliedNetwork)
+	}
+	c.unconfined = append(c.unconfined, confine.UnappliedProcesses)
+	c.ns = confine.Namespaces{}
 	return true
 }
 
 // startError describes a failed start of the helper.
 func (c *confinedStart) startError(inv Invocation, err error) error {
-	if c.isolate && inv.Dir != "" {
-		if fi, serr := os.Stat(inv.Dir); serr == nil && fi.IsDir() {
-			return fmt.Errorf("execgate: cannot start %s without network: creating a user and network namespace failed (are unprivileged user namespaces enabled? see user.max_user_namespaces): %w", inv.Path, pathErrorCause(err))
+	if c.ns != (confine.Namespaces{}) {
+		if fi, serr := os.Stat(inv.Dir); inv.Dir == "" || serr == nil && fi.IsDir() {
+			what := "a PID namespace"
+			switch {
+			case c.ns.User && c.ns.Net:
+				what = "a user, network and PID namespace"
+			case c.ns.User:
+				what = "a user and PID namespace"
+			}
+			return fmt.Errorf("execgate: cannot start %s confined: creating %s failed (are unprivileged user namespaces enabled? see user.max_user_namespaces; or set best_effort): %w", inv.Path, what, pathErrorCause(err))
 		}
 	}
 	return fmt.Errorf("execgate: cannot start %s through the confinement helper %s: %w", inv.Path, confine.HelperPath, startErrorCause(inv, err))
@@ -121,7 +144,7 @@ func startErrorCause(inv Invocation, err error) error {
 
 // started is called once the helper runs.
 func (c *confinedStart) started() {
-	c.launch.Started(c.isolate)
+	c.launch.Started(c.ns.Net)
 }
 
 // finish merges what the helper reported into the Outcome of the process:
@@ -148,6 +171,16 @@ func (c *confinedStart) finish(inv Invocation, out Outcome) Outcome {
 			Err: fmt.Errorf("execgate: cannot start %s confined: the confinement helper ended before starting it (%s)", inv.Path, how)}
 	}
 	out.Unconfined = append(c.unconfined, rep.Unapplied...)
+	if rep.Exited && out.Termination == TerminationExit {
+		// The helper ran the target as its child and exited after it;
+		// the target's own status is the call's.
+		ws := syscall.WaitStatus(rep.Status)
+		if ws.Signaled() {
+			out.Termination, out.ExitCode, out.Signal = TerminationSignal, -1, proc.SignalName(ws.Signal())
+		} else {
+			out.ExitCode = ws.ExitStatus()
+		}
+	}
 	return out
 }
 

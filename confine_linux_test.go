@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,13 +43,13 @@ const allowUnconfinedEnv = "EXECGATE_TEST_ALLOW_UNCONFINED"
 // support is what the running kernel offers.
 type support struct {
 	landlockABI int
-	userns      error // nil if a user and network namespace can be created
+	userns      error // nil if a user, network and PID namespace can be created
 }
 
 var kernelSupport = sync.OnceValue(func() support {
 	s := support{landlockABI: confine.LandlockABI()}
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
-	cmd.SysProcAttr = (&confine.Launch{}).SysProcAttr(true)
+	cmd.SysProcAttr = (&confine.Launch{}).SysProcAttr(confine.Namespaces{User: true, Net: true, PID: true})
 	cmd.Env = []string{noRaceSleep}
 	s.userns = cmd.Run()
 	return s
@@ -771,14 +772,14 @@ func TestConfine_WithoutUserNamespaces(t *testing.T) {
 	}
 
 	o := run("0")
-	assert.Contains(t, o.Err, "user and network namespace")
+	assert.Contains(t, o.Err, "user, network and PID namespace failed")
 	assert.Zero(t, o.PID)
 
 	o = run("1")
 	assert.Equal(t, "<nil>", o.Err)
 	assert.Equal(t, 0, o.ExitCode, "%s", o.Stderr)
 	assert.Equal(t, "connected\n", string(o.Stdout), "the network is shared")
-	assert.Equal(t, []string{confine.UnappliedNetwork}, o.Unconfined)
+	assert.Equal(t, []string{confine.UnappliedNetwork, confine.UnappliedProcesses}, o.Unconfined)
 }
 
 // TestConfine_DirIsNotGranted checks that a confined command cannot read
@@ -850,4 +851,71 @@ func TestConfinement_UnconfinedCommandsInheritOnlyTheirThreeDescriptors(t *testi
 		}
 	}
 	assert.Len(t, fds, 4, "0, 1, 2 and the directory ls lists: %s", res.Stdout)
+}
+
+// TestConfinement_NoSurvivors starts, from a confined command, processes
+// that leave its process group or its parent: with setsid, with a double
+// fork, and both (invariant 13 of DESIGN.md). Each writes its process ID,
+// as the gate sees it (read by the shell itself from /proc/self/stat), and
+// sleeps; when the call returns, none of them is left. Without a
+// confinement a process in a new session survives, as the documentation
+// says; a double fork alone stays in the group, which the gate kills.
+func TestConfinement_NoSurvivors(t *testing.T) {
+	sh := lookTool(t, "sh")
+	lookTool(t, "setsid")
+	lookTool(t, "sleep")
+	const record = `read -r pid rest < /proc/self/stat; echo "$pid" > "$1/pid"; exec sleep 300`
+	for _, c := range []struct {
+		why, script        string
+		survivesUnconfined bool
+	}{
+		{"a process in a new session", `setsid sh -c '` + record + `' - "$1" & sleep 0.3`, true},
+		{"a double fork", `( ( sh -c '` + record + `' - "$1" ) & ) ; sleep 0.3`, false},
+		{"a daemon: double fork and a new session", `( setsid sh -c '` + record + `' - "$1" & ) ; sleep 0.3`, true},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := CommandSpec{Command: sh, Args: Fixed("-c", c.script, "-", dir), Dir: "/",
+				Confine: &Confinement{Read: []string{"/"}, Write: []string{dir}, Exec: []string{"/usr/bin", "/bin"}}}
+			if !requireSupport(t, true, true) {
+				assertRefused(t, runSpec(t, spec))
+				return
+			}
+			res := runSpec(t, spec)
+			require.True(t, res.OK, "%+v", res)
+			pid := survivorPID(t, dir)
+			assert.False(t, processRunning(pid), "process %d outlived the call", pid)
+
+			spec.Confine = nil
+			res = runSpec(t, spec)
+			require.True(t, res.OK, "%+v", res)
+			pid = survivorPID(t, dir)
+			alive := processRunning(pid)
+			if alive {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			assert.Equal(t, c.survivesUnconfined, alive, "an unconfined process that left its group survives; one in the group does not")
+		})
+	}
+}
+
+// processRunning reports whether the process pid exists and is not a
+// zombie (killed, waiting for its parent to reap it).
+func processRunning(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, ok := strings.Cut(string(b), ") ")
+	return ok && rest != "" && rest[0] != 'Z' && rest[0] != 'X'
+}
+
+// survivorPID reads the process ID a script of TestConfinement_NoSurvivors wrote.
+func survivorPID(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	require.NoError(t, err, "the process wrote its ID")
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err, "%q", b)
+	return pid
 }

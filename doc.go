@@ -100,9 +100,10 @@
 // child's whole process group and the child itself, wherever it has moved,
 // and when the child exits on its own it kills whatever is left of its
 // group; any other process that has left the group (with setsid, say) is
-// beyond its reach. Where processes cannot be started
-// (js/wasm, Windows), DefaultExecFn starts nothing and every call's [Result]
-// says spawn_error.
+// beyond its reach, unless the command is confined (see "Confinement":
+// a confined command's PID namespace ends with it). Where processes
+// cannot be started (js/wasm, Windows), DefaultExecFn starts nothing and
+// every call's [Result] says spawn_error.
 //
 // # Always a record
 //
@@ -250,18 +251,26 @@
 // dynamic loader and the system's libraries, its Dir; see
 // [Confinement.Read]). Network: unless Network is true, the command runs in
 // a new network namespace with nothing but its own loopback interface.
-// Resources: [Limits] become setrlimit(2) limits. no_new_privs is always set,
-// so no set-user-ID program or file capability can raise the command's
-// privileges. The Landlock domain also keeps the command from signaling
-// processes outside it (Landlock ABI 6 or later).
+// Resources: [Limits] become setrlimit(2) limits. Privilege: no_new_privs is
+// always set, so no set-user-ID program or file capability can raise the
+// command's privileges, and the command holds no capability, also when the
+// gate runs as root. Processes: the command runs in a new PID namespace,
+// and when it ends the kernel kills everything it started, however it
+// detached itself. The Landlock domain also keeps the command from
+// signaling processes outside it (Landlock ABI 6 or later).
 //
 // Go cannot run code in a child between fork and exec, so DefaultExecFn
 // starts a helper: the calling program's own binary (/proc/self/exe)
 // again, which the init function of this package recognizes by an argv
 // that carries a marker and a random token for that one start, and by a
 // request it reads from an inherited pipe with the same token. The helper
-// confines itself and then executes the command in its place, so the PID,
-// process group, exit status and output are the command's own. No
+// confines itself and then starts the command as its only child, in its
+// process group, and reports its exit status, so the process group, exit
+// status, signal and output are the command's own; the PID the gate sees
+// is the helper's, the first process of the command's PID namespace,
+// which ends the namespace when the command ends. (The first process of
+// a namespace ignores signals it has no handler for, so the command is
+// not it: it dies of SIGXCPU or SIGPIPE as it would elsewhere.) No
 // environment variable can turn a program into a helper, a program started
 // set-user-ID or with file capabilities refuses to be one, and a program
 // that never uses Confine pays one string comparison at start-up. The
@@ -273,9 +282,10 @@
 //
 // What the kernel must offer: Landlock ABI 3 or later (Linux 6.2, with
 // Landlock enabled among the boot-time LSMs) for the filesystem rules, and,
-// when Network is false, unprivileged user namespaces (user.max_user_namespaces
-// above 0; some distributions also gate them behind
-// kernel.unprivileged_userns_clone or an AppArmor policy). By default
+// when Network is false or the gate is not root, unprivileged user
+// namespaces (user.max_user_namespaces above 0; some distributions also
+// gate them behind kernel.unprivileged_userns_clone or an AppArmor
+// policy). By default
 // every part is required, and a kernel that lacks one makes the call a
 // spawn_error that says what is missing. With BestEffort, the command runs
 // with what could be applied and [Result.Unconfined] names the rest. On Landlock

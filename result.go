@@ -112,7 +112,9 @@ type Result struct {
 	// than the spec asks for: "filesystem" (no filesystem rules),
 	// "filesystem.truncate" (filesystem rules, but files outside the
 	// write paths could still be truncated), "network" (the caller's
-	// network), "limits" (no resource limits) and "no_new_privs". It is
+	// network), "processes" (no PID namespace: processes that left the
+	// command's group may outlive the call), "limits" (no resource
+	// limits) and "no_new_privs". It is
 	// empty when everything was applied, when the spec has no
 	// Confinement, and for a spawn_error.
 	Unconfined []string `json:"unconfined,omitempty"`

@@ -1,6 +1,6 @@
 // Package confine is the mechanism behind execgate's Confinement on Linux:
 // a re-exec helper that confines itself with the kernel's own tools and
-// then becomes the command.
+// then starts the command.
 //
 // # Why a helper
 //
@@ -11,21 +11,29 @@
 // again (/proc/self/exe), with an argv of exactly [name, Marker, token]
 // and an empty environment. RunHelperIfRequested, called from the init
 // function of package execgate, recognizes that argv, reads a Request from
-// descriptor 3, confines the process and executes the command with
-// syscall.Exec: same process, same PID, same process group and pipes, so
-// the caller supervises the command as it would an unconfined one.
+// descriptor 3, confines the process and starts the command.
 //
 // In order, the helper: brings up the loopback interface of its new
-// network namespace and drops the capability it needed for that (when the
-// command has no network); sets no_new_privs; builds and enforces a
-// Landlock ruleset on the one locked OS thread that will call execve
-// (Landlock domains, no_new_privs and capabilities belong to a thread, and
-// execve keeps the calling thread's); sets the resource limits; reports
-// "ready" on descriptor 4; and executes the command. Descriptors 3, 4 and
-// 5 are close-on-exec by then, so the command inherits none of them, and
-// the parent reads end-of-file on 4 once the exec has happened. A failure
-// is reported on descriptor 4 and the helper exits with status 2: the
-// command never runs unconfined by accident.
+// network namespace (when the command has no network); drops every
+// capability it has (ambient, bounding where it may, effective, permitted
+// and inheritable, with the secure bits that keep root from regaining
+// them); sets no_new_privs; builds and enforces a Landlock ruleset on the
+// one locked OS thread that starts the command (Landlock domains,
+// no_new_privs and capabilities belong to a thread, and a child or an
+// execve keeps the calling thread's); sets the resource limits; and starts
+// the command. A helper that is the first process of a new PID namespace
+// (the normal case) starts it as its child, from that thread, with
+// descriptors 0, 1 and 2 only, reports "ready" on descriptor 4, reaps
+// every process of the namespace until the command has ended, reports the
+// command's wait status on descriptor 4 and exits, which makes the kernel
+// kill whatever is left in the namespace; the command is in the helper's
+// process group, with its pipes. A helper in no PID namespace of its own
+// (a best-effort start without namespaces) reports "ready" and executes
+// the command in its place with syscall.Exec: same process, same PID.
+// Descriptors 3, 4 and 5 are close-on-exec by then, so the command
+// inherits none of them. A failure is reported on descriptor 4 and the
+// helper exits with status 2: the command never runs unconfined by
+// accident.
 //
 // # Who can make a process a helper
 //
@@ -60,9 +68,10 @@
 //
 // The init functions of packages that the program initializes before
 // execgate also run in the helper before it executes the command; they
-// should have no side effects beyond the process (most have none). The
-// command's CPU limit includes the few milliseconds of processor time the
-// helper used.
+// should have no side effects beyond the process (most have none). A
+// command the helper executes in its place (without a PID namespace)
+// counts the few milliseconds of processor time the helper used against
+// its CPU limit.
 //
 // Nothing in this package is meant for users of execgate; it is internal
 // so the public surface stays small.

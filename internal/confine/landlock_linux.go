@@ -31,6 +31,9 @@ const (
 	// UnappliedNetwork: the command shares the caller's network, because
 	// no user and network namespace could be created.
 	UnappliedNetwork = "network"
+	// UnappliedProcesses: processes the command starts may outlive the
+	// call, because no PID namespace could be created.
+	UnappliedProcesses = "processes"
 	// UnappliedLimits: no resource limit was set (not Linux).
 	UnappliedLimits = "limits"
 	// UnappliedNoNewPrivs: no_new_privs was not set (not Linux).

@@ -68,25 +68,46 @@ func (l *Launch) Files() []*os.File {
 	return files
 }
 
+// Namespaces are the new namespaces a helper is started in.
+type Namespaces struct {
+	// User is a new user namespace, mapping only the caller's effective
+	// user and group to themselves: what lets an ordinary user make the
+	// others.
+	User bool
+	// Net is a new network namespace, with nothing but a loopback
+	// interface: no network. It needs User unless the caller is root.
+	Net bool
+	// PID is a new PID namespace, whose first process is the command:
+	// when it ends, the kernel kills every process left in it, however
+	// it detached itself (setsid, a double fork). It needs User unless
+	// the caller is root.
+	PID bool
+}
+
 // SysProcAttr returns the helper's process attributes: a new process
-// group and, with isolate, a new user namespace (mapping only the caller's
-// effective user and group to themselves) and a new network namespace.
+// group and the namespaces ns asks for.
 //
-// An isolated helper also gets CAP_NET_ADMIN and CAP_SETPCAP as ambient
-// capabilities, which are capabilities over its own namespaces only: a
-// helper that is not root in its user namespace would otherwise lose
-// every capability at its own exec, and could neither bring the loopback
-// interface up nor empty its bounding set. It drops all of them before it
-// executes the target.
-func (l *Launch) SysProcAttr(isolate bool) *syscall.SysProcAttr {
+// A helper in a user namespace of its own also gets CAP_NET_ADMIN and
+// CAP_SETPCAP as ambient capabilities, which are capabilities over its
+// own namespaces only: a helper that is not root in its user namespace
+// would otherwise lose every capability at its own exec, and could
+// neither bring the loopback interface up nor empty its bounding set. It
+// drops all of them before it executes the target.
+func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true}
-	if isolate {
+	if ns.User {
 		uid, gid := os.Geteuid(), os.Getegid()
-		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		a.Cloneflags |= syscall.CLONE_NEWUSER
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
 		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	}
+	if ns.Net {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if ns.PID {
+		a.Cloneflags |= syscall.CLONE_NEWPID
 	}
 	return a
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // Marker is argv[1] of a helper process. Together with argv[2], the
@@ -265,6 +266,7 @@ const (
 	statusUnapplied = 'u' // a part of the confinement that was not applied
 	statusReady     = 'r' // everything applied; the helper executes the target next
 	statusError     = 'e' // the helper failed; the target was not started
+	statusExited    = 'x' // the target ended; the text is its wait status, in decimal
 )
 
 // writeStatus writes one status record.
@@ -289,6 +291,12 @@ type Report struct {
 	Unapplied []string
 	// Err is the helper's error, or why the status could not be read.
 	Err error
+	// Exited says the helper ran the target as its child (it was the
+	// first process of a PID namespace) and saw it end; Status is then
+	// the target's wait status, which the helper's own exit status can
+	// only approximate.
+	Exited bool
+	Status uint32
 }
 
 // readReport reads status records until end-of-file.
@@ -314,6 +322,13 @@ func readReport(r io.Reader) Report {
 			rep.Ready = true
 		case statusError:
 			rep.Err = errors.New(text)
+		case statusExited:
+			ws, err := strconv.ParseUint(text, 10, 32)
+			if err != nil {
+				rep.Err = errors.New("the confinement helper's status is malformed")
+				return rep
+			}
+			rep.Exited, rep.Status = true, uint32(ws)
 		default:
 			rep.Err = errors.New("the confinement helper's status is malformed")
 			return rep
