@@ -227,7 +227,8 @@
 // bin, when unset, is the profile's program found on PATH under its own
 // name or another name its distribution uses (fd's fdfind on Debian).
 // working_dir, when unset, is the loading process's working directory,
-// and is added to the read paths of the profile's confine.
+// and is added to the read paths of each confine of the profile (the
+// tool's and a command's own).
 //
 // Some profiles need what only the site knows, and mark where it goes with
 // ${name} in their text; an entry naming such a profile must set it, and
@@ -242,8 +243,8 @@
 //
 // A list item that is only a mark becomes one item per value; a mark in a
 // pattern becomes an alternation of the values, each quoted, so a pattern
-// matches those names and no other; a mark anywhere else becomes the
-// first value. A problem found in a profile's own text names the profile
+// matches those names and no other; a mark in a description becomes the
+// values as a list ("a, b"); a mark anywhere else becomes the first value. A problem found in a profile's own text names the profile
 // and its line there. `execgate profiles` lists the profiles; `execgate
 // init --profile git,rg --root DIR` writes a starter file that uses them.
 //

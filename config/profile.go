@@ -101,17 +101,39 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		dir = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: wd, Line: n.Line, Column: n.Column}
 		setKey(entry, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "working_dir", Line: n.Line, Column: n.Column}, dir)
 	}
-	if c := mapValue(entry, "confine"); c != nil && c.Kind == yaml.MappingNode && dir.Kind == yaml.ScalarNode {
-		read := mapValue(c, "read")
-		if read == nil {
-			read = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: c.Line, Column: c.Column}
-			setKey(c, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "read", Line: c.Line, Column: c.Column}, read)
-		}
-		if read.Kind == yaml.SequenceNode {
-			read.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: dir.Value, Line: dir.Line, Column: dir.Column}}, read.Content...)
-		}
+	if dir.Kind == yaml.ScalarNode {
+		readWorkingDir(entry, dir)
 	}
 	return entry
+}
+
+// readWorkingDir adds the working directory dir to the read paths of
+// every confine of the tools entry: the tool's, and a command's or the
+// bare entry's own, which replaces the tool's whole.
+func readWorkingDir(entry, dir *yaml.Node) {
+	readDir(mapValue(entry, "confine"), dir)
+	readDir(mapValue(mapValue(entry, "bare"), "confine"), dir)
+	if cmds := mapValue(entry, "commands"); cmds != nil && cmds.Kind == yaml.MappingNode {
+		for i := 1; i < len(cmds.Content); i += 2 {
+			readDir(mapValue(cmds.Content[i], "confine"), dir)
+		}
+	}
+}
+
+// readDir adds the working directory dir to the read paths of the confine
+// mapping c, if c is one.
+func readDir(c, dir *yaml.Node) {
+	if c == nil || c.Kind != yaml.MappingNode {
+		return
+	}
+	read := mapValue(c, "read")
+	if read == nil {
+		read = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: c.Line, Column: c.Column}
+		setKey(c, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "read", Line: c.Line, Column: c.Column}, read)
+	}
+	if read.Kind == yaml.SequenceNode {
+		read.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: dir.Value, Line: dir.Line, Column: dir.Column}}, read.Content...)
+	}
 }
 
 // installedName returns the name the profile's program bin is installed

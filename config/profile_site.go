@@ -161,6 +161,8 @@ func (d *decoder) siteValues(name string, marks []string, pairs []*yaml.Node, en
 //   - a mark inside the value of a pattern key becomes an alternation of
 //     the values, each quoted (^https://${hosts}/ matches either host and
 //     nothing else);
+//   - a mark inside a description becomes the values as a list ("a, b"),
+//     so the model is told every one;
 //   - a mark anywhere else becomes the first value (a default such as
 //     --namespace=${namespaces}, or an example's host).
 func fillSite(n *yaml.Node, vals map[string][]string) {
@@ -183,6 +185,12 @@ func fillSite(n *yaml.Node, vals map[string][]string) {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "description" && v.Kind == yaml.ScalarNode {
+				v.Value = siteMark.ReplaceAllStringFunc(v.Value, func(m string) string {
+					return strings.Join(vals[siteMark.FindStringSubmatch(m)[1]], ", ")
+				})
+				continue
+			}
 			if k.Value == "pattern" && v.Kind == yaml.ScalarNode {
 				v.Value = siteMark.ReplaceAllStringFunc(v.Value, func(m string) string {
 					vs := vals[siteMark.FindStringSubmatch(m)[1]]

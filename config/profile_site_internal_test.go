@@ -19,6 +19,7 @@ global_args: ['--namespace=${namespaces}']
 confine: {read: ['${kubeconfig}', /etc]}
 env: {KUBECONFIG: '${kubeconfig}'}
 bare:
+  description: 'Fetch from ${hosts}.'
   flags: [{name: namespace, value: enum, enum: ['${namespaces}']}]
   positionals: {max: 1, pattern: '^https://${hosts}(/.*)?$'}
   examples: {allow: [{args: ['https://${hosts}/x']}]}
@@ -35,6 +36,7 @@ bare:
 		Confine    map[string][]string `yaml:"confine"`
 		Env        map[string]string   `yaml:"env"`
 		Bare       struct {
+			Description string           `yaml:"description"`
 			Flags       []map[string]any `yaml:"flags"`
 			Positionals map[string]any   `yaml:"positionals"`
 			Examples    map[string][]map[string][]string
@@ -47,6 +49,7 @@ bare:
 	assert.Equal(t, []any{"team-a", "default"}, got.Bare.Flags[0]["enum"], "a list item that is a mark is every value")
 	assert.Equal(t, `^https://(?:api\.example\.com|b\.example\.org)(/.*)?$`, got.Bare.Positionals["pattern"], "a pattern gets the quoted values")
 	assert.Equal(t, "https://api.example.com/x", got.Bare.Examples["allow"][0]["args"][0])
+	assert.Equal(t, "Fetch from api.example.com, b.example.org.", got.Bare.Description, "a description names every value")
 }
 
 func TestSiteValueChecks(t *testing.T) {
@@ -92,4 +95,34 @@ func TestProfileProblems_NameTheProfileAndItsLine(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `tools.yaml:7:14: tools[0].bare.flags: in profile "demo", line 3: bad flag
 tools.yaml:7:14: tools[0].profile: not from the profile`, err.Error())
+}
+
+// TestReadWorkingDir_EveryConfineReadsIt adds the working directory to
+// each confine of an entry: the tool's, a command's own (which replaces
+// the tool's whole) and the bare entry's; an entry without one gets none.
+func TestReadWorkingDir_EveryConfineReadsIt(t *testing.T) {
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal([]byte(`
+confine: {read: [/etc]}
+commands:
+  a: {confine: {network: true}}
+  b: {}
+bare: {confine: {read: [/usr]}}
+`), &doc))
+	entry := doc.Content[0]
+	readWorkingDir(entry, &yaml.Node{Kind: yaml.ScalarNode, Value: "/srv/root"})
+	var got struct {
+		Confine  map[string][]string `yaml:"confine"`
+		Commands map[string]struct {
+			Confine map[string]any `yaml:"confine"`
+		} `yaml:"commands"`
+		Bare struct {
+			Confine map[string][]string `yaml:"confine"`
+		} `yaml:"bare"`
+	}
+	require.NoError(t, entry.Decode(&got))
+	assert.Equal(t, []string{"/srv/root", "/etc"}, got.Confine["read"])
+	assert.Equal(t, []any{"/srv/root"}, got.Commands["a"].Confine["read"], "a command's own confine reads it")
+	assert.Nil(t, got.Commands["b"].Confine, "a command without one inherits the tool's")
+	assert.Equal(t, []string{"/srv/root", "/usr"}, got.Bare.Confine["read"])
 }

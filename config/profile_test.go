@@ -54,3 +54,21 @@ func TestProfile_RefusesKeysAProfileOwnsAndUnknownProfiles(t *testing.T) {
 		assert.True(t, strings.HasPrefix(err.Error(), "tools.yaml:"), err.Error())
 	}
 }
+
+// TestProfile_ExampleThatDoesNotHoldHereIsAWarning loads the tar profile in
+// a working directory without the archive its examples name: the file
+// loads, and each such example is a warning that names the profile, its
+// line there and why, while the same example written in the file itself
+// would be an error.
+func TestProfile_ExampleThatDoesNotHoldHereIsAWarning(t *testing.T) {
+	dir := t.TempDir()
+	l, err := config.LoadBytes("tools.yaml", []byte("version: 1\ntools:\n  - profile: tar\n    working_dir: "+dir+"\n"))
+	require.NoError(t, err, "a profile's examples never stop a site's file from loading")
+	var msgs []string
+	for _, w := range l.Warnings() {
+		msgs = append(msgs, w.String())
+	}
+	require.NotEmpty(t, msgs)
+	assert.Contains(t, strings.Join(msgs, "\n"), `tools.yaml:3:14: tools[0].bare.examples.allow[0]: in profile "tar", line `)
+	assert.Contains(t, strings.Join(msgs, "\n"), `does not exist`)
+}
