@@ -68,3 +68,31 @@ func TestInitCommand_WritesAStarterThatLoadsAndRefusesToOverwrite(t *testing.T) 
 }
 
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
+
+// TestInitCommand_GivesAProfileTheSiteValuesItMarks writes a starter with
+// curl and kubectl, whose profiles need hosts, namespaces and a
+// kubeconfig: the flags give them, the file loads, and a profile that
+// needs one the flags do not give is refused with what to add.
+func TestInitCommand_GivesAProfileTheSiteValuesItMarks(t *testing.T) {
+	for _, p := range []string{"curl", "kubectl"} {
+		if _, err := lookPath(p); err != nil {
+			t.Fatalf("init loads what it writes, which needs %s on PATH (CI installs it)", p)
+		}
+	}
+	root := t.TempDir()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	code, out, errOut := runCLI(t, "", "init", "--profile", "curl,kubectl", "--root", root,
+		"--hosts", "api.github.com,example.org", "--namespaces", "default, team-a", "--kubeconfig", kubeconfig)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `hosts: ["api.github.com", "example.org"]`)
+	assert.Contains(t, out, `namespaces: ["default", "team-a"]`)
+	assert.Contains(t, out, `kubeconfig: "`+kubeconfig+`"`)
+	assert.Equal(t, 1, strings.Count(out, "hosts:"), "only curl marks hosts")
+	l, err := config.LoadBytes("tools.yaml", []byte(out))
+	require.NoError(t, err)
+	assert.Len(t, l.Tools, 2)
+
+	code, _, errOut = runCLI(t, "", "init", "--profile", "curl", "--root", root)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `profile "curl" needs hosts`)
+}
