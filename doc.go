@@ -256,8 +256,17 @@
 // command's privileges, and the command holds no capability, also when the
 // gate runs as root. Processes: the command runs in a new PID namespace,
 // and when it ends the kernel kills everything it started, however it
-// detached itself. The Landlock domain also keeps the command from
-// signaling processes outside it (Landlock ABI 6 or later).
+// detached itself. System calls: a seccomp filter refuses io_uring,
+// ptrace and process_vm_readv/writev, kexec and kernel modules, bpf,
+// perf_event_open, userfaultfd, the key management calls, mount, umount,
+// pivot_root, chroot, setns, unshare and clone with a namespace flag (and
+// clone3, whose flags it cannot read), open_by_handle_at, and packet,
+// vsock and raw IP sockets; without network, Unix sockets too (a pathname
+// socket, such as a container runtime's, is reachable from any network
+// namespace, and Landlock below ABI 9 does not stop a connect to one;
+// socketpair still works). A call of another architecture's interface
+// (i386 on amd64) kills the command. The Landlock domain also keeps the
+// command from signaling processes outside it (Landlock ABI 6 or later).
 //
 // Go cannot run code in a child between fork and exec, so DefaultExecFn
 // starts a helper: the calling program's own binary (/proc/self/exe)

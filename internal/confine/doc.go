@@ -20,8 +20,9 @@
 // them); sets no_new_privs; builds and enforces a Landlock ruleset on the
 // one locked OS thread that starts the command (Landlock domains,
 // no_new_privs and capabilities belong to a thread, and a child or an
-// execve keeps the calling thread's); sets the resource limits; and starts
-// the command. A helper that is the first process of a new PID namespace
+// execve keeps the calling thread's); sets the resource limits; installs
+// two seccomp filters on that thread (an architecture check and the deny
+// list, see seccomp_linux.go); and starts the command. A helper that is the first process of a new PID namespace
 // (the normal case) starts it as its child, from that thread, with
 // descriptors 0, 1 and 2 only, reports "ready" on descriptor 4, reaps
 // every process of the namespace until the command has ended, reports the

@@ -179,6 +179,10 @@ func confineAndExec(req *Request, status *os.File) error {
 	if err := setLimits(req.Limits); err != nil {
 		return err
 	}
+	// Last, as it refuses calls the steps above make.
+	if err := loadSyscallFilters(req.NetworkIsolated); err != nil {
+		return err
+	}
 	for _, u := range unapplied {
 		if err := writeStatus(status, statusUnapplied, u); err != nil {
 			return err
