@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,32 +12,83 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/mcpserver"
 )
 
 // examplePath is the configuration the README shows.
 const examplePath = "../../examples/tools.yaml"
 
-// exampleTools are the programs examples/tools.yaml names. The tests put
-// stand-ins for them on PATH, so that they pass whether or not a machine
-// has them, and print the argv they were given.
-var exampleTools = []string{"git", "kubectl", "jq", "terraform"}
+// exampleTools are the programs examples/tools.yaml names, each through a
+// profile. The tests put stand-ins for them on PATH, so that they pass
+// whether or not a machine has them, and print the argv they were given.
+// A profile's bin is found on PATH when the file loads, and a stand-in
+// runs under the profile's confinement as the program would.
+var exampleTools = []string{"git", "rg", "jq", "kubectl", "terraform", "curl"}
+
+// gitFixed are the arguments the git profile puts before every command.
+const gitFixed = "--no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.pager=cat" +
+	" -c core.attributesFile=/dev/null -c core.sshCommand=false -c protocol.allow=never" +
+	" -c grep.fallbackToNoIndex=false -c log.showSignature=false"
+
+// exampleNames are the tools examples/tools.yaml serves.
+var exampleNames = []string{
+	"git.log", "git.status", "git.show", "git.diff", "git.blame", "git.grep", "git.ls-files",
+	"rg.run", "jq.run",
+	"kubectl.get", "kubectl.describe", "kubectl.logs", "kubectl.api-resources",
+	"terraform.validate", "terraform.plan", "terraform.show", "terraform.fmt", "terraform.apply",
+	"curl.run",
+}
 
 func TestExample_Checks(t *testing.T) {
 	t.Setenv("PATH", standIns(t, exampleTools...))
 	code, out, errOut := runCLI(t, "", "check", "--config", examplePath)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, ": ok: 4 tools, 9 commands")
-	assert.Regexp(t, `(?m)^  git +strict +git\.log, git\.status, git\.show, git\.diff$`, out)
-	assert.Regexp(t, `(?m)^  kubectl +strict +kubectl\.get, kubectl\.describe$`, out)
+	assert.Contains(t, out, ": ok: 6 tools, 19 commands")
+	assert.Regexp(t, `(?m)^  git +strict +git\.log, git\.status, git\.show, git\.diff, git\.blame, git\.grep, git\.ls-files$`, out)
+	assert.Regexp(t, `(?m)^  rg +bare +rg\.run$`, out)
 	assert.Regexp(t, `(?m)^  jq +bare +jq\.run$`, out)
-	assert.Regexp(t, `(?m)^  terraform +fine-tuned +terraform\.plan, terraform \(dispatcher: terraform\.<subcommand>, default_action require_approval\)$`, out)
+	assert.Regexp(t, `(?m)^  kubectl +strict +kubectl\.get, kubectl\.describe, kubectl\.logs, kubectl\.api-resources$`, out)
+	assert.Regexp(t, `(?m)^  terraform +strict +terraform\.plan, terraform\.validate, terraform\.show, terraform\.fmt, terraform\.apply$`, out)
+	assert.Regexp(t, `(?m)^  curl +bare +curl\.run$`, out)
+	assert.Contains(t, out, "local: principal local-agent, 3 rules")
+	assert.Contains(t, out, "ci: principal ci-bot, 2 rules")
 	assert.Contains(t, out, "server: stdio principal local-agent; 1 caller tokens (ci-bot); 1 approver tokens (alice)")
+	// The file's own text warns of nothing: every policy pattern matches
+	// a served name and every command is described. A profile's example
+	// that names a file this directory lacks is a warning about the
+	// directory, not the file (terraform.plan's -var-file=data.json).
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if line == "" || strings.HasPrefix(line, "execgate check: ") {
+			continue
+		}
+		assert.Contains(t, line, `: in profile "`, "a warning about the file's own text")
+	}
 
 	code, out, errOut = runCLI(t, "", "tools", "--config", examplePath)
 	require.Equal(t, exitOK, code, errOut)
 	var list toolList
 	require.NoError(t, json.Unmarshal([]byte(out), &list))
-	assert.Len(t, list.Tools, 9)
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.ElementsMatch(t, exampleNames, names)
+}
+
+// TestExample_ChecksWithoutWarnings loads examples/tools.yaml in a
+// directory that holds the files the profiles' examples name, where it
+// must load without a single warning.
+func TestExample_ChecksWithoutWarnings(t *testing.T) {
+	t.Setenv("PATH", standIns(t, exampleTools...))
+	abs, err := filepath.Abs(examplePath)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.json"), []byte(`{"name": "hello"}`+"\n"), 0o644))
+	t.Chdir(dir)
+	code, out, errOut := runCLI(t, "", "check", "--config", abs)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, ": ok: 6 tools, 19 commands")
+	assert.Empty(t, errOut)
 }
 
 func TestExample_Calls(t *testing.T) {
@@ -55,41 +107,69 @@ func TestExample_Calls(t *testing.T) {
 		return code, r, ref
 	}
 
-	code, r, _ := run("git.log", `{"flags":{"max-count":5,"oneline":true},"args":["README.md"]}`)
-	require.Equal(t, exitOK, code)
-	assert.Equal(t, "--no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false log --max-count=5 --oneline -- README.md\n", r.Stdout)
-
-	code, r, _ = run("kubectl.get", `{"flags":{"namespace":"staging","output":"wide"},"args":["pods/web-1"]}`)
-	require.Equal(t, exitOK, code)
-	assert.Equal(t, "--request-timeout=20s get --namespace=staging --output=wide pods/web-1\n", r.Stdout)
-
-	code, r, _ = run("jq.run", `{"flags":{"raw-output":true},"args":[".items[] | .name"],"stdin":"{\"items\":[]}"}`)
-	require.Equal(t, exitOK, code)
-	assert.Equal(t, "--raw-output .items[] | .name\n", r.Stdout)
-
-	code, r, _ = run("--principal", "ci-bot", "terraform.plan", `{"flags":{"no-color":true,"target":["module.web"]}}`)
-	require.Equal(t, exitOK, code)
-	assert.Equal(t, "plan -no-color -target module.web\n", r.Stdout)
+	for _, tc := range []struct {
+		about string
+		args  []string
+		argv  string
+	}{
+		{"git runs with the profile's -c overrides, and log with --no-ext-diff --no-textconv",
+			[]string{"git.log", `{"flags":{"max-count":5,"oneline":true},"args":["README.md"]}`},
+			gitFixed + " log --no-ext-diff --no-textconv --max-count=5 --oneline -- README.md"},
+		{"rg reads no config file",
+			[]string{"rg.run", `{"flags":{"line-number":true,"regexp":["func main"]},"args":["main.go"]}`},
+			"--no-config --regexp=func main --line-number -- main.go"},
+		{"jq takes the filter and the JSON on stdin",
+			[]string{"jq.run", `{"flags":{"raw-output":true},"args":[".items[] | .name"],"stdin":"{\"items\":[]}"}`},
+			"--raw-output .items[] | .name"},
+		{"kubectl uses the file's kubeconfig and its first namespace, which a caller's listed -n overrides",
+			[]string{"kubectl.get", `{"flags":{"namespace":"staging","output":"wide"},"args":["pods/web-1"]}`},
+			"--kubeconfig=/etc/execgate/kubeconfig --namespace=default get --namespace=staging --output=wide pods/web-1"},
+		{"ci-bot plans, without input, colour or the state lock",
+			[]string{"--principal", "ci-bot", "terraform.plan", `{"flags":{"target":["module.web"]}}`},
+			"plan -input=false -no-color -lock=false -target module.web"},
+		{"curl fetches a listed host over https only, following no redirect",
+			[]string{"curl.run", `{"flags":{"head":true},"args":["https://api.github.com/repos/execgate/execgate"]}`},
+			"-q --globoff --proto =https --proto-redir =https --max-redirs 0 --max-filesize 8388608 --no-progress-meter --head -- https://api.github.com/repos/execgate/execgate"},
+	} {
+		code, r, ref := run(tc.args...)
+		require.Equal(t, exitOK, code, "%s: %+v", tc.about, ref.Error)
+		assert.Equal(t, tc.argv+"\n", r.Stdout, tc.about)
+	}
 
 	for _, tc := range []struct {
+		about      string
 		args       []string
 		kind, rule string
 	}{
-		{[]string{"git.push", `{}`}, execgate.ErrorKindNotFound, ""},
-		{[]string{"git.log", `{"flags":{"output":"/tmp/x"}}`}, execgate.ErrorKindValidation, ""},
-		{[]string{"kubectl.get", `{"args":["secrets"]}`}, execgate.ErrorKindValidation, ""},
-		{[]string{"kubectl.get", `{"flags":{"namespace":"kube-system"},"args":["pods"]}`}, execgate.ErrorKindValidation, ""},
-		{[]string{"kubectl.delete", `{}`}, execgate.ErrorKindNotFound, ""},
-		{[]string{"terraform.apply", `{"args":["-auto-approve"]}`}, execgate.ErrorKindPolicy, "local/infra"},
-		{[]string{"terraform.destroy", `{}`}, execgate.ErrorKindPolicy, "local/no-destroy"},
-		{[]string{"--principal", "ci-bot", "kubectl.get", `{"args":["pods"]}`}, execgate.ErrorKindPolicy, "ci/default"},
+		{"git push is not a git command the profile serves",
+			[]string{"git.push", `{}`}, execgate.ErrorKindNotFound, ""},
+		{"git.log declares no --output",
+			[]string{"git.log", `{"flags":{"output":"/tmp/x"}}`}, execgate.ErrorKindValidation, ""},
+		{"a path out of the tree, which git diff would answer with --no-index",
+			[]string{"git.diff", `{"args":["src/../../secret.txt","README"]}`}, execgate.ErrorKindValidation, ""},
+		{"secrets are not a kind kubectl.get takes",
+			[]string{"kubectl.get", `{"args":["secrets"]}`}, execgate.ErrorKindValidation, ""},
+		{"kube-system is not a namespace the file lists",
+			[]string{"kubectl.get", `{"flags":{"namespace":"kube-system"},"args":["pods"]}`}, execgate.ErrorKindValidation, ""},
+		{"kubectl delete is not served",
+			[]string{"kubectl.delete", `{}`}, execgate.ErrorKindNotFound, ""},
+		{"curl reaches only the listed host",
+			[]string{"curl.run", `{"args":["https://example.com/"]}`}, execgate.ErrorKindValidation, ""},
+		{"apply needs a person, and run cannot wait for one",
+			[]string{"terraform.apply", `{"flags":{"target":["module.web"]}}`}, execgate.ErrorKindPolicy, "local/infra"},
+		{"terraform destroy is not served",
+			[]string{"terraform.destroy", `{}`}, execgate.ErrorKindNotFound, ""},
+		{"ci-bot may not read the cluster",
+			[]string{"--principal", "ci-bot", "kubectl.get", `{"args":["pods"]}`}, execgate.ErrorKindPolicy, "ci/default"},
+		{"ci-bot may not reach the network",
+			[]string{"--principal", "ci-bot", "curl.run", `{"args":["https://api.github.com/"]}`}, execgate.ErrorKindPolicy, "ci/default"},
 	} {
 		code, _, ref := run(tc.args...)
-		assert.Equal(t, exitFailed, code, "%q", tc.args)
-		require.NotNil(t, ref.Error, "%q", tc.args)
-		assert.Equal(t, tc.kind, ref.Error.Kind, "%q: %s", tc.args, ref.Error.Message)
+		assert.Equal(t, exitFailed, code, tc.about)
+		require.NotNil(t, ref.Error, tc.about)
+		assert.Equal(t, tc.kind, ref.Error.Kind, "%s: %s", tc.about, ref.Error.Message)
 		if tc.rule != "" {
-			assert.Equal(t, tc.rule, ref.Error.Rule, "%q", tc.args)
+			assert.Equal(t, tc.rule, ref.Error.Rule, tc.about)
 		}
 	}
 }
@@ -105,14 +185,33 @@ func TestExample_ServeStdio(t *testing.T) {
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
 	}
-	assert.ElementsMatch(t, []string{
-		"git.log", "git.status", "git.show", "git.diff", "kubectl.get", "kubectl.describe", "jq.run", "terraform.plan", "terraform",
-	}, names)
+	assert.ElementsMatch(t, exampleNames, names)
+
 	res := callTool(t, cs, "git.status", `{"flags":{"short":true}}`)
-	require.False(t, res.IsError)
+	require.False(t, res.IsError, "%+v", res.Content)
 	var r execgate.Result
 	structured(t, res, &r)
-	assert.True(t, strings.HasSuffix(r.Stdout, " status --short --\n"), r.Stdout)
+	assert.Equal(t, gitFixed+" status --short --\n", r.Stdout)
+
+	for _, tc := range []struct{ about, tool, args, kind string }{
+		{"the git.diff leak: a path out of the tree", "git.diff", `{"args":["src/../../secret.txt","README"]}`, mcpserver.KindInvalidInput},
+		{"secrets are not a kind kubectl.get takes", "kubectl.get", `{"args":["secrets"]}`, mcpserver.KindInvalidInput},
+		{"terraform destroy is not served", "terraform.destroy", `{}`, mcpserver.KindNotFound},
+	} {
+		res := callTool(t, cs, tc.tool, tc.args)
+		require.True(t, res.IsError, tc.about)
+		var st mcpserver.CallStatus
+		structured(t, res, &st)
+		assert.Equal(t, mcpserver.StatusRefused, st.Status, tc.about)
+		assert.Equal(t, tc.kind, st.Kind, tc.about)
+	}
+
+	// This client cannot elicit: apply is pending a person's approval.
+	res = callTool(t, cs, "terraform.apply", `{"flags":{"target":["module.web"]}}`)
+	require.True(t, res.IsError)
+	var st mcpserver.CallStatus
+	structured(t, res, &st)
+	assert.Equal(t, mcpserver.StatusPending, st.Status)
 	assert.NotEqual(t, os.Getenv("PATH"), "", "the test's own PATH is untouched")
 }
 
@@ -122,5 +221,5 @@ func TestExample_CasesPass(t *testing.T) {
 	t.Setenv("PATH", standIns(t, exampleTools...))
 	code, out, errOut := runCLI(t, "", "test", "--config", examplePath, "../../examples/tools_test.yaml")
 	require.Equal(t, exitOK, code, out+errOut)
-	assert.Contains(t, out, "9 cases, 9 passed, 0 failed")
+	assert.Contains(t, out, "14 cases, 14 passed, 0 failed")
 }
