@@ -75,13 +75,26 @@ type Confinement struct {
 	// effective, permitted, inheritable, ambient and bounding sets are
 	// empty, also when the gate runs as root; a gate running as an
 	// ordinary user with the network on keeps the bounding set it has,
-	// which grants nothing under no_new_privs), and it runs in a new PID
-	// namespace, as the child of the helper, which is that namespace's
-	// first process: when the command ends, or is killed, the kernel
-	// kills every process it started, including those that left its
-	// process group (setsid, a double fork, a daemon). A gate that is
+	// which grants nothing under no_new_privs), and it is the first
+	// process of a new PID namespace: when it ends, or is killed, the
+	// kernel kills every process it started, including those that left
+	// its process group (setsid, a double fork, a daemon). A gate that is
 	// not root needs a user namespace for that, with the network on too.
+	// The first process of a PID namespace ignores the signals it has no
+	// handler for when they come from inside the namespace or from the
+	// kernel's own checks (SIGTERM from a child, SIGPIPE, SIGXCPU,
+	// SIGXFSZ, its own abort); the gate's SIGKILL, and faults such as
+	// SIGSEGV, still end it. So a command that writes to a closed pipe
+	// gets EPIPE, and the limits below end it as they say.
 	Network bool
+
+	// UnixSockets, if true, lets the command create Unix sockets (socket
+	// with AF_UNIX), and so connect to any pathname socket it can reach,
+	// a container runtime's or a session bus's included: Landlock stops
+	// that only from ABI 9 on, and the network namespace never does. False
+	// (the default) refuses the socket call with EPERM; socketpair still
+	// works, and so do the abstract sockets inside the sandbox.
+	UnixSockets bool
 
 	// Limits are resource limits. The zero [Limits] sets none.
 	Limits Limits
@@ -103,8 +116,10 @@ type Confinement struct {
 type Limits struct {
 	// CPU is the processor time the command may use. [NewAllowlist] rounds
 	// it up to a whole second. The kernel sends SIGXCPU when it is used
-	// up and SIGKILL one second of processor time later (Go programs
-	// ignore SIGXCPU, so they end by SIGKILL); the [Result] reports
+	// up and SIGKILL one second of processor time later; the command
+	// itself, the first process of its PID namespace, ignores SIGXCPU
+	// (see Network), so it ends by SIGKILL, and the processes it starts
+	// end by SIGXCPU unless they catch it. The [Result] reports
 	// termination "signal" with that signal. It counts per process.
 	CPU time.Duration
 
@@ -113,8 +128,9 @@ type Limits struct {
 	// is virtual, not resident memory: runtimes that reserve address space
 	// up front (Go's race detector, the JVM) may need far more than they
 	// use, and a Go program needs over a gigabyte just to start. How a
-	// program ends when an allocation fails is up to the program: a C program may crash with SIGSEGV, a Go program aborts
-	// ("out of memory"; with GOTRACEBACK=crash in its Env, by SIGABRT).
+	// program ends when an allocation fails is up to the program: a C
+	// program may crash with SIGSEGV, a Go program aborts ("out of
+	// memory", exit status 2).
 	AddressSpace int64
 
 	// Files is one more than the highest file descriptor number each
@@ -122,7 +138,9 @@ type Limits struct {
 	Files int64
 
 	// FileSize is the largest file, in bytes, a process may write
-	// (RLIMIT_FSIZE). Writing past it raises SIGXFSZ.
+	// (RLIMIT_FSIZE). Writing past it fails with EFBIG ("File too large")
+	// for the command itself and raises SIGXFSZ in the processes it
+	// starts.
 	FileSize int64
 
 	// Processes is the number of processes (threads included) the user

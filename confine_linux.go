@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/internal/confine"
-	"github.com/execgate/execgate/internal/proc"
 )
 
 // confinedStart is one confined call of [DefaultExecFn] being started: the
@@ -25,12 +24,13 @@ type confinedStart struct {
 }
 
 // namespacesFor returns the namespaces a confined call starts in: always
-// a PID namespace, so that nothing the command starts outlives it; a
-// network namespace when it has no network; and a user namespace, which
-// lets an ordinary user make the others (root needs none for the PID
-// namespace alone).
+// a PID namespace, so that nothing the command starts outlives it, and a
+// mount namespace, read-only but for the write paths, so that nothing
+// outside them changes; a network namespace when it has no network; and
+// a user namespace, which lets an ordinary user make the others (root
+// needs none for the PID and mount namespaces alone).
 func namespacesFor(c *Confinement) confine.Namespaces {
-	ns := confine.Namespaces{Net: !c.Network, PID: true}
+	ns := confine.Namespaces{Net: !c.Network, PID: true, Mount: true}
 	ns.User = ns.Net || os.Geteuid() != 0
 	return ns
 }
@@ -51,6 +51,7 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 		Argv:              append([]string{inv.Path}, inv.Args...),
 		Env:               env,
 		ScopeAbstractUnix: !c.Network,
+		UnixSockets:       c.UnixSockets,
 		Limits: confine.Limits{
 			CPUSeconds:   uint64((c.Limits.CPU + time.Second - 1) / time.Second),
 			AddressSpace: uint64(c.Limits.AddressSpace),
@@ -105,7 +106,7 @@ func (c *confinedStart) retry() bool {
 	if c.ns.Net {
 		c.unconfined = append(c.unconfined, confine.UnappliedNetwork)
 	}
-	c.unconfined = append(c.unconfined, confine.UnappliedProcesses)
+	c.unconfined = append(c.unconfined, confine.UnappliedProcesses, confine.UnappliedMetadata)
 	c.ns = confine.Namespaces{}
 	return true
 }
@@ -114,12 +115,12 @@ func (c *confinedStart) retry() bool {
 func (c *confinedStart) startError(inv Invocation, err error) error {
 	if c.ns != (confine.Namespaces{}) {
 		if fi, serr := os.Stat(inv.Dir); inv.Dir == "" || serr == nil && fi.IsDir() {
-			what := "a PID namespace"
+			what := "a PID and mount namespace"
 			switch {
 			case c.ns.User && c.ns.Net:
-				what = "a user, network and PID namespace"
+				what = "a user, network, PID and mount namespace"
 			case c.ns.User:
-				what = "a user and PID namespace"
+				what = "a user, PID and mount namespace"
 			}
 			return fmt.Errorf("execgate: cannot start %s confined: creating %s failed (are unprivileged user namespaces enabled? see user.max_user_namespaces; or set best_effort): %w", inv.Path, what, pathErrorCause(err))
 		}
@@ -144,7 +145,7 @@ func startErrorCause(inv Invocation, err error) error {
 
 // started is called once the helper runs.
 func (c *confinedStart) started() {
-	c.launch.Started(c.ns.Net)
+	c.launch.Started(c.ns)
 }
 
 // finish merges what the helper reported into the Outcome of the process:
@@ -171,16 +172,6 @@ func (c *confinedStart) finish(inv Invocation, out Outcome) Outcome {
 			Err: fmt.Errorf("execgate: cannot start %s confined: the confinement helper ended before starting it (%s)", inv.Path, how)}
 	}
 	out.Unconfined = append(c.unconfined, rep.Unapplied...)
-	if rep.Exited && out.Termination == TerminationExit {
-		// The helper ran the target as its child and exited after it;
-		// the target's own status is the call's.
-		ws := syscall.WaitStatus(rep.Status)
-		if ws.Signaled() {
-			out.Termination, out.ExitCode, out.Signal = TerminationSignal, -1, proc.SignalName(ws.Signal())
-		} else {
-			out.ExitCode = ws.ExitStatus()
-		}
-	}
 	return out
 }
 

@@ -99,9 +99,9 @@ func init() {
 // from a confined command, with the network off and on (invariant 13 of
 // DESIGN.md): each fails as the filter says (ENOSYS, or EPERM for a clone
 // that would make a namespace and for the refused sockets), and the
-// sockets a command needs still open: TCP and netlink always, socketpair
-// always, a Unix socket only with the network on. Unconfined, the probes
-// answer otherwise.
+// sockets a command needs still open: TCP and netlink, and socketpair; a
+// Unix socket only where the confinement allows it (UnixSockets).
+// Unconfined, the probes answer otherwise.
 func TestConfinement_SyscallDenyList(t *testing.T) {
 	for _, network := range []bool{false, true} {
 		t.Run(fmt.Sprintf("network %v", network), func(t *testing.T) {
@@ -116,16 +116,21 @@ func TestConfinement_SyscallDenyList(t *testing.T) {
 			for _, p := range syscallProbes {
 				assert.Contains(t, res.Stdout, fmt.Sprintf("%s: %d\n", p.name, p.want), "%s is refused with %v", p.name, p.want)
 			}
-			unixWant := "socket unix: <nil>\n"
-			if !network {
-				unixWant = "socket unix: operation not permitted\n"
-			}
-			assert.Contains(t, res.Stdout, unixWant)
+			assert.Contains(t, res.Stdout, "socket unix: operation not permitted\n", "a Unix socket is refused, with the network on too")
 			assert.Contains(t, res.Stdout, "socket tcp: <nil>\n")
 			assert.Contains(t, res.Stdout, "socket netlink: <nil>\n")
 			assert.Contains(t, res.Stdout, "socketpair unix: <nil>\n")
 		})
 	}
+	spec := selfSpec(t, "syscalls")
+	spec.Confine = &Confinement{Read: []string{"/"}, Network: true, UnixSockets: true}
+	if requireSupport(t, true, false) {
+		res := runSpec(t, spec)
+		require.True(t, res.OK, "%+v", res)
+		assert.Contains(t, res.Stdout, "socket unix: <nil>\n", "UnixSockets allows them")
+		assert.Contains(t, res.Stdout, "a packet socket: 1\n", "and nothing else")
+	}
+
 	// Unconfined, the probes answer otherwise. (Not every probe: a kernel
 	// built without kexec or modules answers ENOSYS itself, and a root
 	// test opens packet sockets while an ordinary user gets EPERM.)

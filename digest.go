@@ -69,6 +69,11 @@ func specFingerprint(e *entry) string {
 		h.Int("confine.file_size", c.Limits.FileSize)
 		h.Int("confine.processes", c.Limits.Processes)
 		h.Int("confine.best_effort", boolInt(c.BestEffort))
+		if c.UnixSockets {
+			// Only when set, so that the fingerprints of the specs
+			// written before it existed stay what they were.
+			h.Int("confine.unix_sockets", 1)
+		}
 	}
 	return h.Sum()
 }

@@ -230,6 +230,7 @@ var specDigestFields = map[string]string{
 	"Confine.Write":               digested,
 	"Confine.Exec":                digested,
 	"Confine.Network":             digested,
+	"Confine.UnixSockets":         digested,
 	"Confine.Limits.CPU":          digested,
 	"Confine.Limits.AddressSpace": digested,
 	"Confine.Limits.Files":        digested,

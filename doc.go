@@ -261,10 +261,11 @@
 // perf_event_open, userfaultfd, the key management calls, mount, umount,
 // pivot_root, chroot, setns, unshare and clone with a namespace flag (and
 // clone3, whose flags it cannot read), open_by_handle_at, and packet,
-// vsock and raw IP sockets; without network, Unix sockets too (a pathname
-// socket, such as a container runtime's, is reachable from any network
-// namespace, and Landlock below ABI 9 does not stop a connect to one;
-// socketpair still works). A call of another architecture's interface
+// vsock and raw IP sockets, and Unix sockets unless
+// [Confinement.UnixSockets] allows them (a pathname socket, such as a
+// container runtime's, is reachable from any network namespace, and
+// Landlock below ABI 9 does not stop a connect to one; socketpair still
+// works). A call of another architecture's interface
 // (i386 on amd64) kills the command. The Landlock domain also keeps the
 // command from signaling processes outside it (Landlock ABI 6 or later).
 //
@@ -273,13 +274,10 @@
 // again, which the init function of this package recognizes by an argv
 // that carries a marker and a random token for that one start, and by a
 // request it reads from an inherited pipe with the same token. The helper
-// confines itself and then starts the command as its only child, in its
-// process group, and reports its exit status, so the process group, exit
-// status, signal and output are the command's own; the PID the gate sees
-// is the helper's, the first process of the command's PID namespace,
-// which ends the namespace when the command ends. (The first process of
-// a namespace ignores signals it has no handler for, so the command is
-// not it: it dies of SIGXCPU or SIGPIPE as it would elsewhere.) No
+// confines itself and then executes the command in its place, so the PID,
+// process group, exit status and output are the command's own; the
+// command is the first process of its PID namespace (see
+// [Confinement.Network] for what that changes about signals). No
 // environment variable can turn a program into a helper, a program started
 // set-user-ID or with file capabilities refuses to be one, and a program
 // that never uses Confine pays one string comparison at start-up. The

@@ -162,18 +162,12 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // the executable and, if it is at fault, the working directory, and never
 // the environment or stdin.
 //
-// The child gets stdin, stdout and stderr and, as with [os/exec], every
-// other descriptor this process holds without close-on-exec: Go opens its
-// own close-on-exec, but a descriptor the program inherited from whoever
-// started it may not be. A program that embeds the gate should mark them
-// close-on-exec when it starts (on Linux, close_range with
-// CLOSE_RANGE_CLOEXEC from 3 up), as the execgate binary does. A confined
-// call's helper closes them itself.
-//
 // If inv.Confine is set, on Linux the process is started through the
 // confinement helper described in the package documentation: the helper
 // becomes the command, so the PID, the process group, the exit status and
-// the output are the command's own. A confinement the kernel cannot apply
+// the output are the command's own (the command is the first process of a
+// PID namespace of its own, which changes how some signals end it: see
+// [Limits]). A confinement the kernel cannot apply
 // is a spawn error unless inv.Confine.BestEffort is set; then the process
 // runs with what could be applied and [Outcome.Unconfined] says what could
 // not. On other Unix systems a confinement cannot be applied at all: a

@@ -29,7 +29,7 @@ type confineDoc struct {
 	read, write, exec             []val[string]
 	readNode, writeNode, execNode *yaml.Node
 	readPath, writePath, execPath string
-	network, require              val[bool]
+	network, require, unixSockets val[bool]
 
 	limitsNode       *yaml.Node // nil when the key is absent
 	limitsPath       string
@@ -48,11 +48,12 @@ func (d *decoder) confine(k, n *yaml.Node, path string) *confineDoc {
 		}
 	}
 	d.mapping(n, path, fields{handlers: map[string]handler{
-		"read":    paths(&c.read, &c.readNode, &c.readPath),
-		"write":   paths(&c.write, &c.writeNode, &c.writePath),
-		"exec":    paths(&c.exec, &c.execNode, &c.execPath),
-		"network": d.boolean(&c.network),
-		"require": d.boolean(&c.require),
+		"read":         paths(&c.read, &c.readNode, &c.readPath),
+		"write":        paths(&c.write, &c.writeNode, &c.writePath),
+		"exec":         paths(&c.exec, &c.execNode, &c.execPath),
+		"network":      d.boolean(&c.network),
+		"unix_sockets": d.boolean(&c.unixSockets),
+		"require":      d.boolean(&c.require),
 		"limits": func(_, v *yaml.Node, lp string) {
 			c.limitsNode, c.limitsPath = v, lp
 			d.mapping(v, lp, fields{handlers: map[string]handler{
@@ -90,8 +91,9 @@ func (b *builder) confinement(c *confineDoc) *execgate.Confinement {
 		return nil // absent, or not a mapping (already reported)
 	}
 	out := &execgate.Confinement{
-		Network:    c.network.v,
-		BestEffort: c.require.set && !c.require.v,
+		Network:     c.network.v,
+		UnixSockets: c.unixSockets.v,
+		BestEffort:  c.require.set && !c.require.v,
 	}
 	checkPaths := func(list []val[string]) []string {
 		ps := make([]string, 0, len(list))

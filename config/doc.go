@@ -302,6 +302,10 @@
 //	                    a new network namespace with only its own loopback:
 //	                    no other host, and no port of this machine's
 //	                    127.0.0.1; true leaves it on this host's network
+//	unix_sockets        boolean; true lets the command create Unix sockets,
+//	                    and so reach any pathname socket it can see (a
+//	                    docker.sock); false (the default) refuses them
+//	                    (Confinement.UnixSockets)
 //	limits              resource limits, each optional; unset sets none:
 //	  cpu               duration of processor time (RLIMIT_CPU), rounded
 //	                    up to a whole second

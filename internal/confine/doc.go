@@ -1,6 +1,6 @@
 // Package confine is the mechanism behind execgate's Confinement on Linux:
 // a re-exec helper that confines itself with the kernel's own tools and
-// then starts the command.
+// then becomes the command.
 //
 // # Why a helper
 //
@@ -11,26 +11,26 @@
 // again (/proc/self/exe), with an argv of exactly [name, Marker, token]
 // and an empty environment. RunHelperIfRequested, called from the init
 // function of package execgate, recognizes that argv, reads a Request from
-// descriptor 3, confines the process and starts the command.
+// descriptor 3, confines the process and executes the command.
 //
-// In order, the helper: brings up the loopback interface of its new
-// network namespace (when the command has no network); drops every
+// In order, the helper: makes its mount namespace read-only but for the
+// write paths (see mount_linux.go); brings up the loopback interface of
+// its new network namespace (when the command has no network); drops every
 // capability it has (ambient, bounding where it may, effective, permitted
 // and inheritable, with the secure bits that keep root from regaining
 // them); sets no_new_privs; builds and enforces a Landlock ruleset on the
-// one locked OS thread that starts the command (Landlock domains,
-// no_new_privs and capabilities belong to a thread, and a child or an
-// execve keeps the calling thread's); sets the resource limits; installs
+// one locked OS thread that executes the command (Landlock domains,
+// no_new_privs and capabilities belong to a thread, and execve keeps the
+// calling thread's); sets the resource limits; installs
 // two seccomp filters on that thread (an architecture check and the deny
-// list, see seccomp_linux.go); and starts the command. A helper that is the first process of a new PID namespace
-// (the normal case) starts it as its child, from that thread, with
-// descriptors 0, 1 and 2 only, reports "ready" on descriptor 4, reaps
-// every process of the namespace until the command has ended, reports the
-// command's wait status on descriptor 4 and exits, which makes the kernel
-// kill whatever is left in the namespace; the command is in the helper's
-// process group, with its pipes. A helper in no PID namespace of its own
-// (a best-effort start without namespaces) reports "ready" and executes
-// the command in its place with syscall.Exec: same process, same PID.
+// list, see seccomp_linux.go); reports "ready" on descriptor 4; and
+// executes the command with syscall.Exec: same process, same PID, same
+// process group and pipes, so the caller supervises the command as it
+// would an unconfined one. No part of the helper stays behind: the
+// threads it had, with the privileges it started with, end at that exec.
+// In the normal case it is the first process of a new PID namespace, and
+// so is the command: when it ends, the kernel kills whatever is left in
+// the namespace.
 // Descriptors 3, 4 and 5 are close-on-exec by then, so the command
 // inherits none of them. A failure is reported on descriptor 4 and the
 // helper exits with status 2: the command never runs unconfined by

@@ -14,13 +14,3 @@ import "syscall"
 func execTarget(path string, argv, env []string) error {
 	return syscall.Exec(path, argv, env)
 }
-
-// startTarget starts the target as a child of the helper, from the calling
-// thread (whose Landlock domain, no_new_privs, capabilities and limits the
-// child keeps), with exactly argv and env, descriptors 0, 1 and 2 only, in
-// the helper's directory and process group. It is the one other place in
-// execgate that starts a process this way, for a helper that is the first
-// process of a PID namespace and must stay so (see superviseTarget).
-func startTarget(path string, argv, env []string) (pid int, err error) {
-	return syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
-}

@@ -155,6 +155,17 @@ func confineAndExec(req *Request, status *os.File) error {
 	// new heap mapping could fail.
 	debug.SetGCPercent(-1)
 
+	if req.ReadOnlyTree {
+		var write []string
+		for _, r := range req.Rules {
+			if r.Access&AccessWrite != 0 {
+				write = append(write, r.Path)
+			}
+		}
+		if err := readOnlyTree(write); err != nil {
+			return err
+		}
+	}
 	if req.NetworkIsolated {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bringing up the loopback interface of the new network namespace: %w", err)
@@ -180,7 +191,7 @@ func confineAndExec(req *Request, status *os.File) error {
 		return err
 	}
 	// Last, as it refuses calls the steps above make.
-	if err := loadSyscallFilters(req.NetworkIsolated); err != nil {
+	if err := loadSyscallFilters(!req.UnixSockets); err != nil {
 		return err
 	}
 	for _, u := range unapplied {
@@ -188,54 +199,11 @@ func confineAndExec(req *Request, status *os.File) error {
 			return err
 		}
 	}
-	if os.Getpid() == 1 {
-		return superviseTarget(path, argv, env, status)
-	}
 	if err := writeStatus(status, statusReady, ""); err != nil {
 		return err
 	}
 	err = execTarget(path, argv, env)
 	return fmt.Errorf("cannot execute %s: %w", req.Argv[0], err)
-}
-
-// superviseTarget is the life of a helper that is the first process of a
-// new PID namespace. It does not become the target: the first process of
-// a namespace ignores every signal it has no handler for, SIGXCPU,
-// SIGXFSZ, SIGPIPE and a program's own abort included, so a command would
-// not die of them. It starts the target as its child instead, from this
-// thread, which passes on everything applied to it (the Landlock domain,
-// no_new_privs, no capabilities, the limits), with nothing but
-// descriptors 0, 1 and 2; reports ready; reaps every process that ends
-// in the namespace until the target has; reports the target's wait status;
-// and exits. Its end ends the namespace: the kernel kills whatever is
-// left in it, however it detached itself. The gate's SIGKILL reaches it
-// like any other process, with the same effect.
-func superviseTarget(path string, argv, env []string, status *os.File) error {
-	pid, err := startTarget(path, argv, env)
-	if err != nil {
-		return fmt.Errorf("cannot execute %s: %w", argv[0], err)
-	}
-	if err := writeStatus(status, statusReady, ""); err != nil {
-		return err
-	}
-	for {
-		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return fmt.Errorf("waiting for %s: %w", argv[0], err)
-		case got != pid:
-			continue // an orphan of the namespace, reaped
-		}
-		writeStatus(status, statusExited, strconv.FormatUint(uint64(ws), 10))
-		code := ws.ExitStatus()
-		if ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-		os.Exit(code)
-	}
 }
 
 // pinnedPath names the descriptor ExecutableFD. It is close-on-exec: the

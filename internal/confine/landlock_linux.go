@@ -34,6 +34,10 @@ const (
 	// UnappliedProcesses: processes the command starts may outlive the
 	// call, because no PID namespace could be created.
 	UnappliedProcesses = "processes"
+	// UnappliedMetadata: files outside the write paths may have their
+	// mode, owner, times or extended attributes changed, because no mount
+	// namespace could be made read-only.
+	UnappliedMetadata = "filesystem.metadata"
 	// UnappliedLimits: no resource limit was set (not Linux).
 	UnappliedLimits = "limits"
 	// UnappliedNoNewPrivs: no_new_privs was not set (not Linux).

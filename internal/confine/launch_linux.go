@@ -77,7 +77,11 @@ type Namespaces struct {
 	// Net is a new network namespace, with nothing but a loopback
 	// interface: no network. It needs User unless the caller is root.
 	Net bool
-	// PID is a new PID namespace, whose first process is the command:
+	// Mount is a new mount namespace, which the helper makes read-only
+	// but for the write paths. It needs User unless the caller is root.
+	Mount bool
+	// PID is a new PID namespace, whose first process is the helper and
+	// then the command it becomes:
 	// when it ends, the kernel kills every process left in it, however
 	// it detached itself (setsid, a double fork). It needs User unless
 	// the caller is root.
@@ -87,12 +91,13 @@ type Namespaces struct {
 // SysProcAttr returns the helper's process attributes: a new process
 // group and the namespaces ns asks for.
 //
-// A helper in a user namespace of its own also gets CAP_NET_ADMIN and
-// CAP_SETPCAP as ambient capabilities, which are capabilities over its
-// own namespaces only: a helper that is not root in its user namespace
-// would otherwise lose every capability at its own exec, and could
-// neither bring the loopback interface up nor empty its bounding set. It
-// drops all of them before it executes the target.
+// A helper in a user namespace of its own also gets CAP_NET_ADMIN,
+// CAP_SETPCAP and CAP_SYS_ADMIN as ambient capabilities, which are
+// capabilities over its own namespaces only: a helper that is not root in
+// its user namespace would otherwise lose every capability at its own
+// exec, and could neither bring the loopback interface up, empty its
+// bounding set nor remount its tree read-only. It drops all of them
+// before it starts the target.
 func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true}
 	if ns.User {
@@ -101,13 +106,16 @@ func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
-		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+		a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_ADMIN}
 	}
 	if ns.Net {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	if ns.PID {
 		a.Cloneflags |= syscall.CLONE_NEWPID
+	}
+	if ns.Mount {
+		a.Cloneflags |= syscall.CLONE_NEWNS
 	}
 	return a
 }
@@ -116,11 +124,12 @@ func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
 // the helper's ends of the pipes in this process, and sends the request
 // (telling the helper whether it was started isolated) and collects the
 // report in the background.
-func (l *Launch) Started(isolated bool) {
+func (l *Launch) Started(ns Namespaces) {
 	l.reqR.Close()
 	l.statW.Close()
 	req := l.req
-	req.NetworkIsolated = isolated
+	req.NetworkIsolated = ns.Net
+	req.ReadOnlyTree = ns.Mount
 	b := req.Encode()
 	l.report = make(chan Report, 1)
 	go func() {

@@ -47,15 +47,15 @@ func TestSyscallPolicy_DecidesEachCallAsWritten(t *testing.T) {
 		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	)
-	for _, noNetwork := range []bool{false, true} {
-		p, err := syscallPolicy(noNetwork)
+	for _, noUnix := range []bool{false, true} {
+		p, err := syscallPolicy(noUnix)
 		require.NoError(t, err)
 		insts, err := p.Assemble()
 		require.NoError(t, err)
 		vm, err := bpf.NewVM(insts)
 		require.NoError(t, err)
 		unixSocket := uint32(allow)
-		if noNetwork {
+		if noUnix {
 			unixSocket = eperm
 		}
 		for _, c := range []struct {
@@ -75,7 +75,7 @@ func TestSyscallPolicy_DecidesEachCallAsWritten(t *testing.T) {
 			{"a raw IPv6 socket with flags is denied", unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_RAW | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, 0}, eperm},
 			{"a packet socket is denied", unix.SYS_SOCKET, []uint64{unix.AF_PACKET, unix.SOCK_DGRAM, 0}, eperm},
 			{"a vsock socket is denied", unix.SYS_SOCKET, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM, 0}, eperm},
-			{"a Unix socket is denied only without network", unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, unixSocket},
+			{"a Unix socket is denied unless allowed", unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, unixSocket},
 			{"socketpair is allowed", unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, allow},
 			{"a plain fork by clone is allowed", unix.SYS_CLONE, []uint64{unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD)}, allow},
 			{"a clone whose flags equal the socket number is allowed", unix.SYS_CLONE, []uint64{uint64(unix.SYS_SOCKET)}, allow},
@@ -84,7 +84,7 @@ func TestSyscallPolicy_DecidesEachCallAsWritten(t *testing.T) {
 		} {
 			got, err := vm.Run(seccompInput(c.nr, uint32(info.ID), c.args...))
 			require.NoError(t, err)
-			assert.Equal(t, c.want, uint32(got), "network off %v: %s", noNetwork, c.why)
+			assert.Equal(t, c.want, uint32(got), "Unix sockets refused %v: %s", noUnix, c.why)
 		}
 	}
 }

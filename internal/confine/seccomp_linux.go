@@ -61,13 +61,13 @@ var cloneNamespaceFlags = []uint64{
 
 // deniedSocketFamilies are the address families a confined command may not
 // open a socket of: raw frames (AF_PACKET), virtual-machine sockets
-// (AF_VSOCK), and, when the command has no network, Unix sockets (a
+// (AF_VSOCK), and, unless its confinement allows them, Unix sockets (a
 // pathname socket, such as a container runtime's, is reachable from any
 // network namespace, and Landlock below ABI 9 does not restrict connecting
 // to one; socketpair still works).
-func deniedSocketFamilies(noNetwork bool) []uint64 {
+func deniedSocketFamilies(noUnix bool) []uint64 {
 	f := []uint64{unix.AF_PACKET, unix.AF_VSOCK}
-	if noNetwork {
+	if noUnix {
 		f = append(f, unix.AF_UNIX)
 	}
 	return f
@@ -83,7 +83,7 @@ func deniedSocketFamilies(noNetwork bool) []uint64 {
 // the policy assembles loads a call's arguments to test them and does not
 // reload its number, so a second group of conditions would compare an
 // argument where it means the number.
-func syscallPolicy(noNetwork bool) (seccomp.Policy, error) {
+func syscallPolicy(noUnix bool) (seccomp.Policy, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return seccomp.Policy{}, err
@@ -102,7 +102,7 @@ func syscallPolicy(noNetwork bool) (seccomp.Policy, error) {
 		// BitsSet tests (arg & value) != 0: here, that one flag.
 		cond("clone", seccomp.Condition{Argument: cloneFlagsArgument, Operation: seccomp.BitsSet, Value: f})
 	}
-	for _, f := range deniedSocketFamilies(noNetwork) {
+	for _, f := range deniedSocketFamilies(noUnix) {
 		cond("socket", seccomp.Condition{Argument: 0, Operation: seccomp.Equal, Value: f})
 	}
 	// Raw IP sockets, which build their own packets: the type is
@@ -148,10 +148,11 @@ func archFilter() ([]bpf.RawInstruction, error) {
 	})
 }
 
-// loadSyscallFilters installs, on the calling thread (which the target's
-// process inherits them from), the architecture check and the deny list.
+// loadSyscallFilters installs, on the calling thread (which the target
+// keeps through execve), the architecture check and the deny list, with
+// Unix sockets refused when noUnix is set.
 // no_new_privs must already be set.
-func loadSyscallFilters(noNetwork bool) error {
+func loadSyscallFilters(noUnix bool) error {
 	raw, err := archFilter()
 	if err != nil {
 		return fmt.Errorf("building the architecture filter: %w", err)
@@ -159,7 +160,7 @@ func loadSyscallFilters(noNetwork bool) error {
 	if err := loadFilter(raw); err != nil {
 		return fmt.Errorf("loading the architecture filter: %w", err)
 	}
-	policy, err := syscallPolicy(noNetwork)
+	policy, err := syscallPolicy(noUnix)
 	if err != nil {
 		return fmt.Errorf("building the system call filter: %w", err)
 	}
@@ -182,9 +183,5 @@ func loadFilter(raw []bpf.RawInstruction) error {
 		insts[i] = syscall.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	prog := syscall.SockFprog{Len: uint16(len(insts)), Filter: &insts[0]}
-	_, _, errno := syscall.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
-	if errno != 0 {
-		return errno
-	}
-	return nil
+	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 )
 
 // Marker is argv[1] of a helper process. Together with argv[2], the
@@ -95,6 +94,13 @@ type Request struct {
 	// NetworkIsolated says the helper was started in a new user and
 	// network namespace, whose loopback interface it brings up.
 	NetworkIsolated bool
+	// ReadOnlyTree says the helper was started in a new mount namespace,
+	// which it makes read-only but for the write paths (the rules with
+	// AccessWrite).
+	ReadOnlyTree bool
+	// UnixSockets lets the target create Unix sockets; without it the
+	// system call filter refuses socket(AF_UNIX, ...).
+	UnixSockets bool
 	// ScopeAbstractUnix also confines abstract Unix sockets to the
 	// sandbox (Landlock ABI 6 or later).
 	ScopeAbstractUnix bool
@@ -128,6 +134,8 @@ func (r *Request) Encode() []byte {
 		e.u64(*v)
 	}
 	e.bool(r.BestEffort)
+	e.bool(r.ReadOnlyTree)
+	e.bool(r.UnixSockets)
 	return e.b
 }
 
@@ -160,6 +168,8 @@ func DecodeRequest(b []byte) (*Request, error) {
 		*v = d.u64()
 	}
 	r.BestEffort = d.bool()
+	r.ReadOnlyTree = d.bool()
+	r.UnixSockets = d.bool()
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()
 	}
@@ -266,7 +276,6 @@ const (
 	statusUnapplied = 'u' // a part of the confinement that was not applied
 	statusReady     = 'r' // everything applied; the helper executes the target next
 	statusError     = 'e' // the helper failed; the target was not started
-	statusExited    = 'x' // the target ended; the text is its wait status, in decimal
 )
 
 // writeStatus writes one status record.
@@ -291,12 +300,6 @@ type Report struct {
 	Unapplied []string
 	// Err is the helper's error, or why the status could not be read.
 	Err error
-	// Exited says the helper ran the target as its child (it was the
-	// first process of a PID namespace) and saw it end; Status is then
-	// the target's wait status, which the helper's own exit status can
-	// only approximate.
-	Exited bool
-	Status uint32
 }
 
 // readReport reads status records until end-of-file.
@@ -322,13 +325,6 @@ func readReport(r io.Reader) Report {
 			rep.Ready = true
 		case statusError:
 			rep.Err = errors.New(text)
-		case statusExited:
-			ws, err := strconv.ParseUint(text, 10, 32)
-			if err != nil {
-				rep.Err = errors.New("the confinement helper's status is malformed")
-				return rep
-			}
-			rep.Exited, rep.Status = true, uint32(ws)
 		default:
 			rep.Err = errors.New("the confinement helper's status is malformed")
 			return rep
