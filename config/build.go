@@ -328,15 +328,21 @@ func (b *builder) checkInterpreter(t *toolDoc, path string, mode Mode) {
 // toolEnv returns the environment of the specs of t: inherited variables,
 // then defaults.env, then the tool's env.
 func (b *builder) toolEnv(t *toolDoc) map[string]string {
+	// A profile's environment is the profile's: the file's defaults do
+	// not reach it (a PATH or a HOME there would undo what it fixes).
+	defaults := b.doc.defaults
+	if t.profile {
+		defaults.env, defaults.inheritEnv = nil, nil
+	}
 	var inherit []string
-	for _, e := range b.doc.defaults.inheritEnv {
+	for _, e := range defaults.inheritEnv {
 		inherit = append(inherit, e.v)
 	}
 	for _, e := range t.inheritEnv {
 		inherit = append(inherit, e.v)
 	}
 	env := execgate.InheritEnv(inherit...)
-	for _, e := range b.doc.defaults.env {
+	for _, e := range defaults.env {
 		env[e.key.v] = e.value.v
 	}
 	for _, e := range t.env {

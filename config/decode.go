@@ -108,6 +108,8 @@ type toolDoc struct {
 	ok   bool            // node is a mapping
 	keys map[string]bool // the keys present
 
+	profile bool // the entry names a profile, whose environment is fixed
+
 	name, bin, sha256, workingDir      val[string]
 	policyVersion, description, action val[string]
 	env                                []envVar
@@ -545,7 +547,8 @@ func (d *decoder) defaults(n *yaml.Node, path string, def *defaultsDoc) {
 }
 
 func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
-	if hasKey(n, "profile") {
+	isProfile := hasKey(n, "profile")
+	if isProfile {
 		// An entry naming a profile is the profile's entry with the
 		// entry's overrides (see profile.go).
 		entry := d.fromProfile(n, path)
@@ -554,7 +557,7 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 		}
 		n = entry
 	}
-	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode}
+	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode, profile: isProfile}
 	hs := map[string]handler{
 		"name":              d.str(&t.name),
 		"bin":               d.str(&t.bin),

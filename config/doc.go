@@ -223,7 +223,9 @@
 // place of the profile's: only name, bin, sha256, working_dir, timeout,
 // no_output_timeout, max_output, policy_version and the site values below
 // may be set (any other key is an error naming the profile and the key:
-// the grammar, the environment and the confinement are the profile's).
+// the grammar, the environment and the confinement are the profile's;
+// the defaults section's env and inherit_env do not reach it either, its
+// limits do).
 // bin, when unset, is the profile's program found on PATH under its own
 // name or another name its distribution uses (fd's fdfind on Debian).
 // working_dir, when unset, is the loading process's working directory,

@@ -3,6 +3,7 @@ package config_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,38 @@ func TestProfile_ExampleThatDoesNotHoldHereIsAWarning(t *testing.T) {
 	require.NotEmpty(t, msgs)
 	assert.Contains(t, strings.Join(msgs, "\n"), `tools.yaml:3:14: tools[0].bare.examples.allow[0]: in profile "tar", line `)
 	assert.Contains(t, strings.Join(msgs, "\n"), `does not exist`)
+}
+
+// TestProfile_DefaultsDoNotReachItsEnvironment loads a file whose defaults
+// set an environment and inherit a variable, beside a profile entry and a
+// tool written out: the written tool gets both, the profile's environment
+// stays the profile's, and the defaults' limits reach both.
+func TestProfile_DefaultsDoNotReachItsEnvironment(t *testing.T) {
+	t.Setenv("EXECGATE_TEST_INHERITED", "from the process")
+	l, err := config.LoadBytes("tools.yaml", []byte(`version: 1
+defaults:
+  timeout: 7s
+  env: {PATH: /opt/evil/bin, LANG: C}
+  inherit_env: [EXECGATE_TEST_INHERITED]
+tools:
+  - profile: jq
+    working_dir: `+t.TempDir()+`
+  - name: echo
+    bin: /bin/echo
+    description: Print the arguments.
+    bare: {}
+`))
+	require.NoError(t, err)
+	for _, s := range l.Allowlist.Specs() {
+		switch s.Name {
+		case "jq.run":
+			assert.NotContains(t, s.Env, "PATH", "the defaults' env does not reach a profile")
+			assert.NotContains(t, s.Env, "EXECGATE_TEST_INHERITED", "nor do the variables they inherit")
+			assert.Equal(t, "/nonexistent", s.Env["HOME"], "the profile's own environment")
+			assert.Equal(t, 7*time.Second, s.Timeout, "the defaults' limits do")
+		case "echo.run":
+			assert.Equal(t, "/opt/evil/bin", s.Env["PATH"])
+			assert.Equal(t, "from the process", s.Env["EXECGATE_TEST_INHERITED"])
+		}
+	}
 }

@@ -28,6 +28,7 @@ func TestTypedGrammars_GitProfileRunsNoRepositoryProgramEvenUnconfined(t *testin
 	root := filepath.Join(base, "root")
 	marker := filepath.Join(base, "pwned")
 	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(base, "pwned-not-yet"), []byte("outside\n"), 0o644))
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(gitPath, args...)
@@ -47,6 +48,11 @@ func TestTypedGrammars_GitProfileRunsNoRepositoryProgramEvenUnconfined(t *testin
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".gitattributes"), []byte("README diff=evil\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "README"), []byte("hello\nchanged\n"), 0o644))
 
+	// A repository whose config moves its work tree to the parent
+	// directory: git as a caller might run it lists the files there.
+	run("config", "core.worktree", base)
+	require.Contains(t, run("status", "--porcelain", "--untracked-files=all"), "pwned-not-yet", "the scene's work tree is moved")
+
 	// The scene is live: git as a caller might run it starts the driver.
 	run("diff")
 	require.FileExists(t, marker, "the scene's external diff runs without the profile's options")
@@ -55,6 +61,11 @@ func TestTypedGrammars_GitProfileRunsNoRepositoryProgramEvenUnconfined(t *testin
 	l, err := config.LoadBytes("tools.yaml", []byte("version: 1\ntools:\n  - profile: git\n    bin: "+gitPath+"\n    working_dir: "+root+"\n"))
 	require.NoError(t, err)
 	p := execgate.NewProposer(l.Allowlist)
+	prop, err := p.Check("git.status", json.RawMessage(`{"args":["--porcelain","v1","--untracked-files","all"]}`))
+	require.NoError(t, err)
+	assert.NotContains(t, run(prop.Args...), "pwned-not-yet", "the work tree is the working directory, whatever core.worktree says")
+	run("config", "--unset", "core.worktree")
+
 	for _, c := range []struct {
 		why, name, input string
 	}{

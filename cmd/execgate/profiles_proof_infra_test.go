@@ -545,7 +545,7 @@ func TestProfileProof_Terraform(t *testing.T) {
 		{"a list -var is an expression", "terraform.plan", args("-var", `tags=["a","b"]`), []string{`+ "a",`}},
 		{"validate", "terraform.validate", args(), []string{"Success! The configuration is valid."}},
 		{"show without state", "terraform.show", args(), []string{"No state."}},
-		{"fmt -check of formatted files prints nothing", "terraform.fmt", args("-diff", "main.tf"), nil},
+		{"fmt -check of formatted files prints nothing", "terraform.fmt", args("main.tf"), nil},
 	})
 
 	t.Run("apply, approved, cannot write the state", func(t *testing.T) {
@@ -592,8 +592,9 @@ func TestProfileProof_Terraform(t *testing.T) {
 		{"-lock=true writes the lock file", "terraform.plan", args("-lock=true")},
 		{"-plugin-dir", "terraform.plan", args("-plugin-dir=" + s.base)},
 		{"fmt -write=true rewrites files", "terraform.fmt", args("-write=true")},
-		{"fmt of a path outside", "terraform.fmt", args("-diff", secret)},
-		{"fmt of the parent directory", "terraform.fmt", args("-diff", s.base)},
+		{"fmt of a path outside", "terraform.fmt", args(secret)},
+		{"fmt of the parent directory", "terraform.fmt", args(s.base)},
+		{"fmt -diff writes temporary files and runs diff", "terraform.fmt", args("-diff")},
 		{"fmt of stdin", "terraform.fmt", args("-")},
 		{"show of a file outside", "terraform.show", args(secret)},
 		{"show of the canary by absolute path", "terraform.show", args(s.secret)},
