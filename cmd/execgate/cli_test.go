@@ -358,18 +358,26 @@ func TestCheck_ReportsKernelSupport(t *testing.T) {
 	}{{
 		name: "everything",
 		k:    kernelSupport{landlockABI: 6, minABI: 3, userns: true},
-		line: "confinement: Landlock ABI 6 (confine paths enforced); user namespaces available (network: false enforced)",
+		line: "confinement: Landlock ABI 6 (confine paths enforced); user namespaces available (network: false, and the PID and mount namespaces, enforced)",
 	}, {
 		name: "no user namespaces",
 		k:    kernelSupport{landlockABI: 4, minABI: 3, usernsWhy: "user.max_user_namespaces is 0"},
-		line: "confinement: Landlock ABI 4 (confine paths enforced); no user namespaces: user.max_user_namespaces is 0 (network: false cannot be enforced)",
+		line: "confinement: Landlock ABI 4 (confine paths enforced); no user namespaces: user.max_user_namespaces is 0 (network: false, and the PID and mount namespaces, cannot be enforced)",
+		warnings: []string{
+			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: network: false (user namespaces), the PID and mount namespaces (user namespaces, or running as root); its calls will fail to start here (set require: false to run them less confined)",
+			"execgate check: warning: tool online requires confinement this kernel cannot give: the PID and mount namespaces (user namespaces, or running as root); its calls will fail to start here (set require: false to run them less confined)",
+		},
+	}, {
+		name: "no user namespaces, as root",
+		k:    kernelSupport{landlockABI: 4, minABI: 3, usernsWhy: "user.max_user_namespaces is 0", root: true},
+		line: "confinement: Landlock ABI 4 (confine paths enforced); no user namespaces: user.max_user_namespaces is 0 (network: false cannot be enforced; the PID and mount namespaces are, as root)",
 		warnings: []string{
 			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: network: false (user namespaces); its calls will fail to start here (set require: false to run them less confined)",
 		},
 	}, {
 		name: "old Landlock",
 		k:    kernelSupport{landlockABI: 2, minABI: 3, userns: true},
-		line: "confinement: Landlock ABI 2 (too old: confine paths need ABI 3 or later); user namespaces available (network: false enforced)",
+		line: "confinement: Landlock ABI 2 (too old: confine paths need ABI 3 or later); user namespaces available (network: false, and the PID and mount namespaces, enforced)",
 		warnings: []string{
 			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later); its calls will fail to start here (set require: false to run them less confined)",
 			"execgate check: warning: tool online requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later); its calls will fail to start here (set require: false to run them less confined)",
@@ -377,10 +385,10 @@ func TestCheck_ReportsKernelSupport(t *testing.T) {
 	}, {
 		name: "nothing",
 		k:    kernelSupport{minABI: 3, usernsWhy: "kernel.unprivileged_userns_clone is 0"},
-		line: "confinement: no Landlock (confine paths cannot be enforced; ABI 3 or later needed); no user namespaces: kernel.unprivileged_userns_clone is 0 (network: false cannot be enforced)",
+		line: "confinement: no Landlock (confine paths cannot be enforced; ABI 3 or later needed); no user namespaces: kernel.unprivileged_userns_clone is 0 (network: false, and the PID and mount namespaces, cannot be enforced)",
 		warnings: []string{
-			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later), network: false (user namespaces); its calls will fail to start here (set require: false to run them less confined)",
-			"execgate check: warning: tool online requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later); its calls will fail to start here (set require: false to run them less confined)",
+			"execgate check: warning: tool strictcat requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later), network: false (user namespaces), the PID and mount namespaces (user namespaces, or running as root); its calls will fail to start here (set require: false to run them less confined)",
+			"execgate check: warning: tool online requires confinement this kernel cannot give: filesystem rules (Landlock ABI 3 or later), the PID and mount namespaces (user namespaces, or running as root); its calls will fail to start here (set require: false to run them less confined)",
 		},
 	}, {
 		name: "other platform",

@@ -23,6 +23,10 @@ type kernelSupport struct {
 	// usernsWhy says why not.
 	userns    bool
 	usernsWhy string
+	// root reports whether this process runs as root, which makes the
+	// PID and mount namespaces of a call with the network on without a
+	// user namespace.
+	root bool
 }
 
 // probeKernel looks at the running kernel; tests replace it.
@@ -44,10 +48,13 @@ func (k kernelSupport) line() string {
 		fmt.Fprintf(&b, "Landlock ABI %d (confine paths enforced)", k.landlockABI)
 	}
 	b.WriteString("; ")
-	if k.userns {
-		b.WriteString("user namespaces available (network: false enforced)")
-	} else {
-		fmt.Fprintf(&b, "no user namespaces: %s (network: false cannot be enforced)", k.usernsWhy)
+	switch {
+	case k.userns:
+		b.WriteString("user namespaces available (network: false, and the PID and mount namespaces, enforced)")
+	case k.root:
+		fmt.Fprintf(&b, "no user namespaces: %s (network: false cannot be enforced; the PID and mount namespaces are, as root)", k.usernsWhy)
+	default:
+		fmt.Fprintf(&b, "no user namespaces: %s (network: false, and the PID and mount namespaces, cannot be enforced)", k.usernsWhy)
 	}
 	return b.String()
 }
@@ -63,6 +70,9 @@ func (k kernelSupport) lacks(c *execgate.Confinement) []string {
 	}
 	if !c.Network && !k.userns {
 		out = append(out, "network: false (user namespaces)")
+	}
+	if !k.userns && !k.root {
+		out = append(out, "the PID and mount namespaces (user namespaces, or running as root)")
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 func probe() kernelSupport {
 	k := kernelSupport{landlockABI: confine.LandlockABI(), minABI: confine.MinLandlockABI}
 	k.userns, k.usernsWhy = usernsFrom(os.ReadFile, os.Geteuid())
+	k.root = os.Geteuid() == 0
 	return k
 }
 
