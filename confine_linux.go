@@ -50,7 +50,7 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 		Path:              inv.Path,
 		Argv:              append([]string{inv.Path}, inv.Args...),
 		Env:               env,
-		ScopeAbstractUnix: !c.Network,
+		ScopeAbstractUnix: true, // the network on or off: a host's abstract sockets are not the command's
 		UnixSockets:       c.UnixSockets,
 		Limits: confine.Limits{
 			CPUSeconds:   uint64((c.Limits.CPU + time.Second - 1) / time.Second),

@@ -107,6 +107,7 @@ var mountOptionFlags = map[string]uintptr{
 	"nodiratime":  unix.MS_NODIRATIME,
 	"relatime":    unix.MS_RELATIME,
 	"strictatime": unix.MS_STRICTATIME,
+	"nosymfollow": unix.MS_NOSYMFOLLOW,
 }
 
 // readMountInfo reads the mounts of this mount namespace, in the kernel's
