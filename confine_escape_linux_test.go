@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,6 +57,10 @@ func escapeListeners(t *testing.T) (port, sock string, tcp, unix *atomic.Int64) 
 					return
 				}
 				n.Add(1)
+				// Read what the client sends before answering: closing
+				// a Unix socket with unread data resets it.
+				c.SetDeadline(time.Now().Add(3 * time.Second))
+				c.Read(make([]byte, 4096))
 				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 				c.Close()
 			}
