@@ -33,7 +33,7 @@ func TestProfileProof_MemoryIsBounded(t *testing.T) {
 			s := newProofScene(t, c.profile)
 			in, err := json.Marshal(c.input)
 			require.NoError(t, err)
-			code, out, errOut := runCLI(t, "", "run", "--config", s.config, c.name, string(in))
+			code, out, errOut := runBinary(t, "run", "--config", s.config, c.name, string(in))
 			require.NotEqual(t, exitUsage, code, errOut)
 			var r execgate.Result
 			require.NoError(t, json.Unmarshal([]byte(out), &r), out+errOut)

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -130,8 +131,30 @@ func (s *proofScene) run(t *testing.T, name string, input any) (int, string) {
 	t.Helper()
 	in, err := json.Marshal(input)
 	require.NoError(t, err)
-	code, out, errOut := runCLI(t, "", "run", "--config", s.config, name, string(in))
+	code, out, errOut := runBinary(t, "run", "--config", s.config, name, string(in))
 	return code, out + errOut
+}
+
+// runBinary runs the execgate binary, built as users build it, with args,
+// and returns its exit code, stdout and stderr. The proof tests use it
+// rather than the test binary: a confined call's helper is the running
+// program, and a race-enabled one maps so much address space that the
+// profiles' memory limits leave it none for a thread.
+func runBinary(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("execgate %v: %v", args, err)
+	}
+	return code, out.String(), errOut.String()
 }
 
 // allowExamples returns the profile's allow examples by command name.

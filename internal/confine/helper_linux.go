@@ -185,13 +185,15 @@ func confineAndExec(req *Request, status *os.File) error {
 	if req.PinnedFD {
 		path = pinnedPath
 	}
-	// Build everything execve needs before the limits are set.
-	argv, env := req.Argv, req.Env
-	if err := setLimits(req.Limits); err != nil {
+	// After everything else, as it refuses calls the steps above make;
+	// before the limits, as building it allocates.
+	if err := loadSyscallFilters(!req.UnixSockets); err != nil {
 		return err
 	}
-	// Last, as it refuses calls the steps above make.
-	if err := loadSyscallFilters(!req.UnixSockets); err != nil {
+	// Build everything execve needs before the limits are set: from here
+	// on, a new mapping may fail (a race-enabled binary maps a lot).
+	argv, env := req.Argv, req.Env
+	if err := setLimits(req.Limits); err != nil {
 		return err
 	}
 	for _, u := range unapplied {
