@@ -92,8 +92,10 @@ type Confinement struct {
 	// with AF_UNIX), and so connect to any pathname socket it can reach,
 	// a container runtime's or a session bus's included: Landlock stops
 	// that only from ABI 9 on, and the network namespace never does. False
-	// (the default) refuses the socket call with EPERM; socketpair still
-	// works, and so do the abstract sockets inside the sandbox.
+	// (the default) refuses the socket call with EPERM, and socketpair of
+	// a datagram or sequenced-packet type (such a socket can send to any
+	// pathname socket, /dev/log say, without connecting); a stream
+	// socketpair still works.
 	UnixSockets bool
 
 	// Limits are resource limits. The zero [Limits] sets none.
@@ -106,7 +108,8 @@ type Confinement struct {
 	// needs (when Network is false, or when the gate is not root), makes
 	// the call a spawn_error and nothing runs. A best-effort call that
 	// cannot have its namespaces runs without them: the network shared
-	// ("network") and processes that may outlive it ("processes").
+	// ("network"), processes that may outlive it ("processes"), metadata
+	// outside the write paths that may change ("filesystem.metadata").
 	BestEffort bool
 }
 

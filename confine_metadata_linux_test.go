@@ -146,3 +146,43 @@ func TestConfinement_NoHelperStaysBehind(t *testing.T) {
 		assert.Empty(t, res.Unconfined)
 	}
 }
+
+func init() {
+	// pgtrap starts a child in a process group of its own, moves itself
+	// into that group and exits: as the first process of a PID namespace
+	// outside a session of its own, that would leave the kernel waiting
+	// for the group forever (and the call with it).
+	moreHelpers["pgtrap"] = func(args []string) int {
+		pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "1"}, &syscall.ProcAttr{
+			Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setpgid: true}})
+		if err != nil {
+			return helperFail(err)
+		}
+		fmt.Printf("setpgid: %v\n", syscall.Setpgid(0, pid))
+		return 0
+	}
+}
+
+// TestConfinement_ACommandCannotHangItsCall runs pgtrap confined
+// (invariant 6 of DESIGN.md, bounded time, and 13): the helper is a session
+// leader, so the command cannot move to another process group, and the
+// call returns.
+func TestConfinement_ACommandCannotHangItsCall(t *testing.T) {
+	lookTool(t, "sleep")
+	spec := selfSpec(t, "pgtrap")
+	spec.Timeout = 5 * time.Second
+	spec.Confine = &Confinement{Read: []string{"/"}, Exec: []string{"/bin", "/usr/bin"}, Network: false}
+	if !requireSupport(t, true, true) {
+		assertRefused(t, runSpec(t, spec))
+		return
+	}
+	done := make(chan Result, 1)
+	go func() { done <- runSpec(t, spec) }()
+	select {
+	case res := <-done:
+		require.True(t, res.OK, "%+v", res)
+		assert.Contains(t, res.Stdout, "setpgid: operation not permitted")
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call did not return: the command moved the namespace's first process into another group")
+	}
+}

@@ -63,6 +63,9 @@ var syscallProbes = []struct {
 	{"a packet socket", unix.SYS_SOCKET, [3]uintptr{unix.AF_PACKET, unix.SOCK_RAW, 0}, unix.EPERM},
 	{"a vsock socket", unix.SYS_SOCKET, [3]uintptr{unix.AF_VSOCK, unix.SOCK_STREAM, 0}, unix.EPERM},
 	{"a raw IPv4 socket", unix.SYS_SOCKET, [3]uintptr{unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP}, unix.EPERM},
+	// The kernel reads the family as a 32-bit int: high bits change nothing.
+	{"a Unix socket with high bits in its family", unix.SYS_SOCKET, [3]uintptr{unix.AF_UNIX | 1<<32, unix.SOCK_STREAM, 0}, unix.EPERM},
+	{"a vsock socket with high bits in its family", unix.SYS_SOCKET, [3]uintptr{unix.AF_VSOCK | 1<<32, unix.SOCK_STREAM, 0}, unix.EPERM},
 	{"a raw IPv6 socket", unix.SYS_SOCKET, [3]uintptr{unix.AF_INET6, unix.SOCK_RAW | unix.SOCK_CLOEXEC, unix.IPPROTO_ICMPV6}, unix.EPERM},
 }
 

@@ -256,7 +256,14 @@
 // command's privileges, and the command holds no capability, also when the
 // gate runs as root. Processes: the command runs in a new PID namespace,
 // and when it ends the kernel kills everything it started, however it
-// detached itself. System calls: a seccomp filter refuses io_uring,
+// detached itself; it has an IPC namespace of its own, so it reaches no
+// shared memory or message queue of the host and leaves none behind, and
+// a session of its own, so it cannot move the namespace's first process
+// into another process group (which would leave the kernel waiting for
+// that group, and the call with it). Outside the write paths nothing
+// changes, not even a file's mode, owner, times or extended attributes:
+// its mount namespace is read-only but for them (a mount nested beneath a
+// write path is read-only too). System calls: a seccomp filter refuses io_uring,
 // ptrace and process_vm_readv/writev, kexec and kernel modules, bpf,
 // perf_event_open, userfaultfd, the key management calls, mount, umount,
 // pivot_root, chroot, setns, unshare and clone with a namespace flag (and

@@ -113,7 +113,9 @@ type Result struct {
 	// "filesystem.truncate" (filesystem rules, but files outside the
 	// write paths could still be truncated), "network" (the caller's
 	// network), "processes" (no PID namespace: processes that left the
-	// command's group may outlive the call), "limits" (no resource
+	// command's group may outlive the call), "filesystem.metadata" (no
+	// read-only mount namespace: the mode, owner, times and attributes of
+	// files outside the write paths may change), "limits" (no resource
 	// limits) and "no_new_privs". It is
 	// empty when everything was applied, when the spec has no
 	// Confinement, and for a spawn_error.

@@ -78,7 +78,8 @@ type Namespaces struct {
 	// interface: no network. It needs User unless the caller is root.
 	Net bool
 	// Mount is a new mount namespace, which the helper makes read-only
-	// but for the write paths. It needs User unless the caller is root.
+	// but for the write paths, and a new IPC namespace. It needs User
+	// unless the caller is root.
 	Mount bool
 	// PID is a new PID namespace, whose first process is the helper and
 	// then the command it becomes:
@@ -88,8 +89,8 @@ type Namespaces struct {
 	PID bool
 }
 
-// SysProcAttr returns the helper's process attributes: a new process
-// group and the namespaces ns asks for.
+// SysProcAttr returns the helper's process attributes: a new session (and
+// so a new process group) and the namespaces ns asks for.
 //
 // A helper in a user namespace of its own also gets CAP_NET_ADMIN,
 // CAP_SETPCAP and CAP_SYS_ADMIN as ambient capabilities, which are
@@ -99,7 +100,12 @@ type Namespaces struct {
 // bounding set nor remount its tree read-only. It drops all of them
 // before it starts the target.
 func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own, not only a process group: a session leader
+	// cannot move to another group, and a first process of a PID
+	// namespace that did (setpgid into its child's group, then exit)
+	// would leave the kernel waiting for that group forever, and the
+	// call with it.
+	a := &syscall.SysProcAttr{Setsid: true}
 	if ns.User {
 		uid, gid := os.Geteuid(), os.Getegid()
 		a.Cloneflags |= syscall.CLONE_NEWUSER
@@ -115,7 +121,9 @@ func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
 		a.Cloneflags |= syscall.CLONE_NEWPID
 	}
 	if ns.Mount {
-		a.Cloneflags |= syscall.CLONE_NEWNS
+		// With its own System V and POSIX message queues: no segment or
+		// queue of the host is reachable, none of the command's stays.
+		a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
 	}
 	return a
 }

@@ -50,10 +50,14 @@ func readOnlyTree(writePaths []string) error {
 		err := unix.Mount("", m.point, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|m.flags, "")
 		switch {
 		case err == nil:
-		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EACCES), errors.Is(err, unix.EINVAL) && hidden(m, mounts[i+1:]):
-			// A mount point this process cannot reach, or one hidden
-			// under another mount: nothing reaches it through a path.
+		case errors.Is(err, unix.EINVAL) && hidden(m, mounts[i+1:]):
+			// A mount hidden under another mount in the same place:
+			// nothing reaches it through a path.
 		default:
+			// A mount point this process cannot reach now (a directory
+			// above it renamed or made unsearchable, perhaps by an
+			// earlier command in a write path) is not skipped: it
+			// would stay writable.
 			return fmt.Errorf("making %s read-only: %w", m.point, err)
 		}
 	}

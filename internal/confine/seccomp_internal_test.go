@@ -47,13 +47,35 @@ func TestSyscallPolicy_DecidesEachCallAsWritten(t *testing.T) {
 		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	)
+	p, err := syscallPolicy()
+	require.NoError(t, err)
+	insts, err := p.Assemble()
+	require.NoError(t, err)
+	policyVM, err := bpf.NewVM(insts)
+	require.NoError(t, err)
 	for _, noUnix := range []bool{false, true} {
-		p, err := syscallPolicy(noUnix)
+		raw, err := socketFilter(noUnix)
 		require.NoError(t, err)
-		insts, err := p.Assemble()
+		sockInsts, ok := bpf.Disassemble(raw)
+		require.True(t, ok)
+		socketVM, err := bpf.NewVM(sockInsts)
 		require.NoError(t, err)
-		vm, err := bpf.NewVM(insts)
-		require.NoError(t, err)
+		// The kernel runs every filter and keeps the strictest answer;
+		// here no call is refused by both.
+		run := func(data []byte) (int, error) {
+			a, err := policyVM.Run(data)
+			if err != nil {
+				return 0, err
+			}
+			b, err := socketVM.Run(data)
+			if err != nil {
+				return 0, err
+			}
+			if uint32(a) != allow {
+				return a, nil
+			}
+			return b, nil
+		}
 		unixSocket := uint32(allow)
 		if noUnix {
 			unixSocket = eperm
@@ -76,13 +98,18 @@ func TestSyscallPolicy_DecidesEachCallAsWritten(t *testing.T) {
 			{"a packet socket is denied", unix.SYS_SOCKET, []uint64{unix.AF_PACKET, unix.SOCK_DGRAM, 0}, eperm},
 			{"a vsock socket is denied", unix.SYS_SOCKET, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM, 0}, eperm},
 			{"a Unix socket is denied unless allowed", unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, unixSocket},
-			{"socketpair is allowed", unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, allow},
+			{"a Unix socket with high bits in its family, which the kernel drops", unix.SYS_SOCKET, []uint64{unix.AF_UNIX | 1<<32, unix.SOCK_STREAM, 0}, unixSocket},
+			{"a vsock socket with high bits in its family", unix.SYS_SOCKET, []uint64{unix.AF_VSOCK | 1<<40, unix.SOCK_STREAM, 0}, eperm},
+			{"a raw IPv4 socket with high bits in its type", unix.SYS_SOCKET, []uint64{unix.AF_INET | 1<<33, unix.SOCK_RAW | 1<<35, 0}, eperm},
+			{"a stream socketpair is allowed", unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, 0}, allow},
+			{"a datagram socketpair is denied unless Unix sockets are allowed", unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC | 1<<36, 0}, unixSocket},
+			{"a sequenced-packet socketpair is denied unless Unix sockets are allowed", unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET, 0}, unixSocket},
 			{"a plain fork by clone is allowed", unix.SYS_CLONE, []uint64{unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD)}, allow},
 			{"a clone whose flags equal the socket number is allowed", unix.SYS_CLONE, []uint64{uint64(unix.SYS_SOCKET)}, allow},
 			{"clone with CLONE_NEWUSER is denied", unix.SYS_CLONE, []uint64{unix.CLONE_NEWUSER | uint64(unix.SIGCHLD)}, eperm},
 			{"clone with CLONE_NEWNS is denied", unix.SYS_CLONE, []uint64{unix.CLONE_NEWNS}, eperm},
 		} {
-			got, err := vm.Run(seccompInput(c.nr, uint32(info.ID), c.args...))
+			got, err := run(seccompInput(c.nr, uint32(info.ID), c.args...))
 			require.NoError(t, err)
 			assert.Equal(t, c.want, uint32(got), "Unix sockets refused %v: %s", noUnix, c.why)
 		}
@@ -113,7 +140,7 @@ func TestArchFilter_KillsCallsOfAnotherArchitecture(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint32(unix.SECCOMP_RET_KILL_PROCESS), uint32(got))
 
-	p, err := syscallPolicy(true)
+	p, err := syscallPolicy()
 	require.NoError(t, err)
 	policy, err := p.Assemble()
 	require.NoError(t, err)

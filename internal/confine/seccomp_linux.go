@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -77,13 +78,15 @@ func deniedSocketFamilies(noUnix bool) []uint64 {
 // architecture: every other call is allowed. Names the architecture does
 // not have are left out.
 //
-// The calls denied by name fail with ENOSYS. The calls denied by their
-// arguments (clone with a namespace flag, socket of a denied family, raw
-// IP sockets) fail with EPERM, and are one group, the last: the filter
-// the policy assembles loads a call's arguments to test them and does not
-// reload its number, so a second group of conditions would compare an
-// argument where it means the number.
-func syscallPolicy(noUnix bool) (seccomp.Policy, error) {
+// The calls denied by name fail with ENOSYS. A clone with a namespace
+// flag fails with EPERM; its conditions are one group, the last: the
+// filter the policy assembles loads a call's arguments to test them and
+// does not reload its number, so a second group of conditions would
+// compare an argument where it means the number. The sockets are decided
+// by socketFilter: the policy's Equal compares all 64 bits of an
+// argument, while the kernel reads socket's family and type as 32-bit
+// ints, so a family with high bits set would pass it.
+func syscallPolicy() (seccomp.Policy, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return seccomp.Policy{}, err
@@ -101,18 +104,6 @@ func syscallPolicy(noUnix bool) (seccomp.Policy, error) {
 	for _, f := range cloneNamespaceFlags {
 		// BitsSet tests (arg & value) != 0: here, that one flag.
 		cond("clone", seccomp.Condition{Argument: cloneFlagsArgument, Operation: seccomp.BitsSet, Value: f})
-	}
-	for _, f := range deniedSocketFamilies(noUnix) {
-		cond("socket", seccomp.Condition{Argument: 0, Operation: seccomp.Equal, Value: f})
-	}
-	// Raw IP sockets, which build their own packets: the type is
-	// SOCK_RAW with either, both or none of the flags socket takes.
-	for _, f := range []uint64{unix.AF_INET, unix.AF_INET6} {
-		for _, flags := range []uint64{0, unix.SOCK_NONBLOCK, unix.SOCK_CLOEXEC, unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC} {
-			cond("socket",
-				seccomp.Condition{Argument: 0, Operation: seccomp.Equal, Value: f},
-				seccomp.Condition{Argument: 1, Operation: seccomp.Equal, Value: unix.SOCK_RAW | flags})
-		}
 	}
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
@@ -148,6 +139,68 @@ func archFilter() ([]bpf.RawInstruction, error) {
 	})
 }
 
+// argLow is the offset in seccomp_data of the low 32 bits of argument i,
+// which is where the kernel's int arguments are: an int takes the low
+// word of its register, whatever the high word holds.
+func argLow(i uint32) uint32 {
+	off := 16 + 8*i
+	if binary.NativeEndian.Uint16([]byte{0, 1}) == 1 { // big-endian
+		off += 4
+	}
+	return off
+}
+
+// socketFilter returns a filter for socket and socketpair, which compares
+// their family and type as the kernel reads them, as 32-bit ints: socket
+// of a denied family (see deniedSocketFamilies), or of a raw IP socket
+// (AF_INET or AF_INET6 of type SOCK_RAW, whatever flags the type carries),
+// fails with EPERM; when noUnix is set, so does socketpair of a datagram
+// or sequenced-packet type (a datagram socket can send to any pathname
+// socket, /dev/log say, without connecting); every other call passes on.
+func socketFilter(noUnix bool) ([]bpf.RawInstruction, error) {
+	const (
+		allow = unix.SECCOMP_RET_ALLOW
+		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	)
+	sock := []bpf.Instruction{bpf.LoadAbsolute{Off: argLow(0), Size: 4}}
+	for _, f := range deniedSocketFamilies(noUnix) {
+		sock = append(sock, bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(f), SkipFalse: 1}, bpf.RetConstant{Val: eperm})
+	}
+	sock = append(sock,
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: 1},
+		bpf.RetConstant{Val: allow},
+		bpf.LoadAbsolute{Off: argLow(1), Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_RAW, SkipFalse: 1},
+		bpf.RetConstant{Val: eperm},
+		bpf.RetConstant{Val: allow},
+	)
+	pair := []bpf.Instruction{bpf.RetConstant{Val: allow}}
+	if noUnix {
+		pair = []bpf.Instruction{
+			bpf.LoadAbsolute{Off: argLow(1), Size: 4},
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_SEQPACKET, SkipFalse: 1},
+			bpf.RetConstant{Val: eperm},
+			bpf.RetConstant{Val: allow},
+		}
+	}
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: seccompDataNr, Size: 4},
+		// socket: on to the socket checks, after the next three.
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(unix.SYS_SOCKET), SkipTrue: 3},
+		// socketpair: on to the jump over the socket checks.
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(unix.SYS_SOCKETPAIR), SkipTrue: 1},
+		bpf.RetConstant{Val: allow},
+		bpf.Jump{Skip: uint32(len(sock))},
+	}
+	prog = append(prog, sock...)
+	prog = append(prog, pair...)
+	return bpf.Assemble(prog)
+}
+
 // loadSyscallFilters installs, on the calling thread (which the target
 // keeps through execve), the architecture check and the deny list, with
 // Unix sockets refused when noUnix is set.
@@ -160,7 +213,14 @@ func loadSyscallFilters(noUnix bool) error {
 	if err := loadFilter(raw); err != nil {
 		return fmt.Errorf("loading the architecture filter: %w", err)
 	}
-	policy, err := syscallPolicy(noUnix)
+	sockets, err := socketFilter(noUnix)
+	if err != nil {
+		return fmt.Errorf("building the socket filter: %w", err)
+	}
+	if err := loadFilter(sockets); err != nil {
+		return fmt.Errorf("loading the socket filter: %w", err)
+	}
+	policy, err := syscallPolicy()
 	if err != nil {
 		return fmt.Errorf("building the system call filter: %w", err)
 	}
