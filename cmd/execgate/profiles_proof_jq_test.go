@@ -1,17 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/execgate/execgate"
 )
 
 // valuesProofCall is a call a proof test makes beside the profile's own
@@ -33,28 +29,6 @@ func (s *proofScene) runValuesProofCalls(t *testing.T, calls []valuesProofCall) 
 			assert.Equal(t, 0, r.ExitCode, r.Stderr)
 			assert.Equal(t, c.want, r.Stdout)
 			assert.NotContains(t, out, proofCanary)
-		})
-	}
-}
-
-// decodeProofResult reads the Result that execgate run printed first.
-func decodeProofResult(t *testing.T, out string) execgate.Result {
-	t.Helper()
-	var r execgate.Result
-	require.NoError(t, json.NewDecoder(strings.NewReader(out)).Decode(&r), out)
-	return r
-}
-
-// requireRefusedByGrammar checks that each call is refused when it is
-// validated, before anything runs: the attacks the grammar itself must
-// stop, which runAttacks alone would also pass were they merely inert.
-func (s *proofScene) requireRefusedByGrammar(t *testing.T, attacks []attack) {
-	t.Helper()
-	for _, a := range attacks {
-		t.Run("refused: "+a.why, func(t *testing.T) {
-			code, out := s.run(t, a.name, a.input)
-			assert.Equal(t, exitFailed, code, out)
-			assert.Contains(t, out, `"kind": "validation"`, "refused by the grammar, not by the program")
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/execgate/execgate"
 )
 
 // The proof tests of the profiles that find, search and list: find, fd,
@@ -41,32 +38,11 @@ func (s *proofScene) searchRunCalls(t *testing.T, calls []searchCall) {
 		t.Run(c.why, func(t *testing.T) {
 			code, out := s.run(t, c.name, c.input)
 			require.Equal(t, exitOK, code, out)
-			r := searchResult(t, out)
+			r := decodeProofResult(t, out)
 			assert.Equal(t, 0, r.ExitCode, r.Stderr)
 			got := strings.FieldsFunc(r.Stdout, func(c rune) bool { return c == '\n' || c == 0 })
 			assert.ElementsMatch(t, c.want, got, "stdout %q", r.Stdout)
 			assert.NotContains(t, out, proofCanary)
-		})
-	}
-}
-
-// searchResult reads the Result that execgate run printed first.
-func searchResult(t *testing.T, out string) execgate.Result {
-	t.Helper()
-	var r execgate.Result
-	require.NoError(t, json.NewDecoder(strings.NewReader(out)).Decode(&r), out)
-	return r
-}
-
-// searchRefusedByGrammar checks that each call is refused when it is
-// validated, before anything runs.
-func (s *proofScene) searchRefusedByGrammar(t *testing.T, attacks []attack) {
-	t.Helper()
-	for _, a := range attacks {
-		t.Run("refused: "+a.why, func(t *testing.T) {
-			code, out := s.run(t, a.name, a.input)
-			assert.Equal(t, exitFailed, code, out)
-			assert.Contains(t, out, `"kind": "validation"`, "refused by the grammar, not by the program")
 		})
 	}
 }
@@ -79,7 +55,7 @@ func (s *proofScene) searchRefusedByProgram(t *testing.T, attacks []attack, why 
 		t.Run("refused by the program: "+a.why, func(t *testing.T) {
 			code, out := s.run(t, a.name, a.input)
 			require.Equal(t, exitFailed, code, out)
-			r := searchResult(t, out)
+			r := decodeProofResult(t, out)
 			assert.NotEqual(t, 0, r.ExitCode)
 			assert.Contains(t, r.Stderr, why)
 			assert.Empty(t, r.Stdout, "refused before any input is read")
@@ -147,7 +123,7 @@ func TestProfileProof_Find(t *testing.T) {
 		{"-D debug options", "find.run", args("-D", "exec")},
 		{"a two-dash spelling", "find.run", args("--name", "x")},
 	}
-	s.searchRefusedByGrammar(t, grammar)
+	s.requireRefusedByGrammar(t, grammar)
 	s.runAttacks(t, slices.Concat(grammar, []attack{
 		{"-name=-delete deletes nothing", "find.run", args("-name=-delete")},
 		{"-name with an action as its value in the flags object", "find.run", searchFlags(map[string]any{"name": "-fprint"})},
@@ -203,7 +179,7 @@ func TestProfileProof_Fd(t *testing.T) {
 		{"a path operand after the pattern", "fd.run", args("secret", "..")},
 		{"an absolute path operand", "fd.run", args("secret", s.base)},
 	}
-	s.searchRefusedByGrammar(t, grammar)
+	s.requireRefusedByGrammar(t, grammar)
 	s.runAttacks(t, slices.Concat(grammar, []attack{
 		{"the pattern of the canary's file name, everything included", "fd.run", args("-u", "-p", "secret")},
 		{"an exclude glob that climbs", "fd.run", args("-E", "../*", "-u")},
@@ -244,7 +220,7 @@ func TestProfileProof_Grep(t *testing.T) {
 		{"'-' as an operand", "grep.run", args("-e", "x", "-")},
 		{"an --include glob that climbs", "grep.run", args("--include", "../*", "-r", "-e", "canary")},
 	}
-	s.searchRefusedByGrammar(t, grammar)
+	s.requireRefusedByGrammar(t, grammar)
 	s.runAttacks(t, slices.Concat(grammar, []attack{
 		{"-r of the whole working directory for the canary", "grep.run", args("-r", "-a", "-e", "canary")},
 		{"a pattern that names the -f option", "grep.run", searchFlags(map[string]any{"regexp": []string{"-f" + s.secret}}, "-r")},
@@ -297,7 +273,7 @@ func TestProfileProof_Sed(t *testing.T) {
 		{"--follow-symlinks", "sed.run", args("--follow-symlinks", "-e", "p", "README")},
 		{"'-' as an operand", "sed.run", args("-e", "p", "-")},
 	}
-	s.searchRefusedByGrammar(t, grammar)
+	s.requireRefusedByGrammar(t, grammar)
 	s.runAttacks(t, slices.Concat(script, grammar, []attack{
 		{"a script that starts with '-' is a script", "sed.run", searchFlags(map[string]any{"expression": []string{"-n"}}, "README")},
 		{"a q exit code", "sed.run", args("-e", "q5", "README")},
@@ -404,7 +380,7 @@ func TestProfileProof_Tar(t *testing.T) {
 		{"stdin as the archive", "tar.run", args("-f", "-")},
 		{"a directory as the archive", "tar.run", args("-f", "src")},
 	}
-	s.searchRefusedByGrammar(t, grammar)
+	s.requireRefusedByGrammar(t, grammar)
 	s.runAttacks(t, slices.Concat(grammar, []attack{
 		{"no -f reads the (empty) stdin", "tar.run", args()},
 		{"a member name of the secret file", "tar.run", args("-f", "archive.tar", "../secret.txt")},

@@ -362,3 +362,25 @@ func TestProfileProof_Jq(t *testing.T) {
 		{"--args turns operands into data", "jq.run", withStdin("--args", ".", s.secret)},
 	})
 }
+
+// decodeProofResult reads the Result that execgate run printed first.
+func decodeProofResult(t *testing.T, out string) execgate.Result {
+	t.Helper()
+	var r execgate.Result
+	require.NoError(t, json.NewDecoder(strings.NewReader(out)).Decode(&r), out)
+	return r
+}
+
+// requireRefusedByGrammar checks that each call is refused when it is
+// validated, before anything runs: the attacks the grammar itself must
+// stop, which runAttacks alone would also pass were they merely inert.
+func (s *proofScene) requireRefusedByGrammar(t *testing.T, attacks []attack) {
+	t.Helper()
+	for _, a := range attacks {
+		t.Run("refused: "+a.why, func(t *testing.T) {
+			code, out := s.run(t, a.name, a.input)
+			assert.Equal(t, exitFailed, code, out)
+			assert.Contains(t, out, `"kind": "validation"`, "refused by the grammar, not by the program")
+		})
+	}
+}
