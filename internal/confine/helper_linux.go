@@ -190,18 +190,20 @@ func confineAndExec(req *Request, status *os.File) error {
 	if err := loadSyscallFilters(!req.UnixSockets); err != nil {
 		return err
 	}
-	// Build everything execve needs before the limits are set: from here
-	// on, a new mapping may fail (a race-enabled binary maps a lot).
 	argv, env := req.Argv, req.Env
-	if err := setLimits(req.Limits); err != nil {
-		return err
-	}
 	for _, u := range unapplied {
 		if err := writeStatus(status, statusUnapplied, u); err != nil {
 			return err
 		}
 	}
 	if err := writeStatus(status, statusReady, ""); err != nil {
+		return err
+	}
+	// The limits last, just before execve: from here on a new mapping
+	// may fail (the helper is a Go program, whose address space may
+	// already be larger than the command's limit), and nothing between
+	// here and the exec enters the scheduler or maps memory.
+	if err := setLimits(req.Limits); err != nil {
 		return err
 	}
 	err = execTarget(path, argv, env)
