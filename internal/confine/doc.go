@@ -21,12 +21,13 @@
 // them); sets no_new_privs; builds and enforces a Landlock ruleset on the
 // one locked OS thread that executes the command (Landlock domains,
 // no_new_privs and capabilities belong to a thread, and execve keeps the
-// calling thread's); sets the resource limits; installs
-// two seccomp filters on that thread (an architecture check and the deny
-// list, see seccomp_linux.go); reports "ready" on descriptor 4; and
-// executes the command with syscall.Exec: same process, same PID, same
-// process group and pipes, so the caller supervises the command as it
-// would an unconfined one. No part of the helper stays behind: the
+// calling thread's); installs three seccomp filters on that thread (an
+// architecture check, the sockets and the deny list, see
+// seccomp_linux.go); reports "ready" on descriptor 4; sets the resource
+// limits, last, as a new mapping may fail from then on; and executes the
+// command with syscall.Exec: same process, same PID, same process group
+// (a session of its own) and pipes, so the caller supervises the command
+// as it would an unconfined one. No part of the helper stays behind: the
 // threads it had, with the privileges it started with, end at that exec.
 // In the normal case it is the first process of a new PID namespace, and
 // so is the command: when it ends, the kernel kills whatever is left in
