@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,29 +62,9 @@ func (s *proofScene) runCoreutilsCalls(t *testing.T, name string, calls []coreut
 	t.Helper()
 	for _, c := range calls {
 		t.Run(c.why, func(t *testing.T) {
-			code, out := s.run(t, name, c.input)
-			require.Equal(t, exitOK, code, out)
-			r := decodeCoreutilsResult(t, out)
-			assert.Equal(t, 0, r.ExitCode, r.Stderr)
-			assert.Equal(t, c.want, r.Stdout)
-			assert.NotContains(t, out, proofCanary)
+			assert.Equal(t, c.want, s.runOK(t, name, c.input).Stdout)
 		})
 	}
-}
-
-// coreutilsResult is what execgate run prints of a call that ran.
-type coreutilsResult struct {
-	ExitCode int    `json:"exitCode"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-}
-
-// decodeCoreutilsResult reads the Result that execgate run printed first.
-func decodeCoreutilsResult(t *testing.T, out string) coreutilsResult {
-	t.Helper()
-	var r coreutilsResult
-	require.NoError(t, json.NewDecoder(strings.NewReader(out)).Decode(&r), out)
-	return r
 }
 
 // coreutilsAttack is one call of an attack corpus. refused says the
@@ -267,7 +246,7 @@ func TestProfileProof_Sort(t *testing.T) {
 	t.Run("an input too large for memory fails instead of writing temporary files", func(t *testing.T) {
 		before := s.snapshot(t)
 		_, out := s.run(t, "sort.run", args("many.txt"))
-		r := decodeCoreutilsResult(t, out)
+		r := decodeProofResult(t, out)
 		assert.Equal(t, 2, r.ExitCode, r.Stderr)
 		assert.Contains(t, r.Stderr, "cannot create temporary file")
 		assert.Equal(t, before, s.snapshot(t), "no temporary file was left anywhere in the scene")
@@ -318,7 +297,7 @@ func TestProfileProof_Ls(t *testing.T) {
 		t.Run("a listing of the root: "+strings.Join(a, " "), func(t *testing.T) {
 			code, out := s.run(t, "ls.run", args(a...))
 			require.Equal(t, exitOK, code, out)
-			r := decodeCoreutilsResult(t, out)
+			r := decodeProofResult(t, out)
 			assert.Contains(t, r.Stdout, "link-out")
 			assert.Contains(t, r.Stdout, "dir-out")
 			assert.NotContains(t, r.Stdout, "dir-out:", "no recursion into a link out")

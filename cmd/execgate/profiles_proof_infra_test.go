@@ -37,30 +37,12 @@ func (s *proofScene) infraRunCalls(t *testing.T, calls []infraCall) {
 	t.Helper()
 	for _, c := range calls {
 		t.Run(c.why, func(t *testing.T) {
-			code, out := s.run(t, c.name, c.input)
-			require.Equal(t, exitOK, code, out)
-			r := infraResult(t, out)
-			assert.Equal(t, 0, r.ExitCode, r.Stderr)
+			r := s.runOK(t, c.name, c.input)
 			for _, w := range c.want {
 				assert.Contains(t, r.Stdout, w)
 			}
-			assert.NotContains(t, out, proofCanary)
 		})
 	}
-}
-
-// infraRunResult is the part of the Result that execgate run prints first.
-type infraRunResult struct {
-	ExitCode int    `json:"exitCode"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-}
-
-func infraResult(t *testing.T, out string) infraRunResult {
-	t.Helper()
-	var r infraRunResult
-	require.NoError(t, json.NewDecoder(strings.NewReader(out)).Decode(&r), out)
-	return r
 }
 
 // infraRefused checks that the call is refused before anything runs: by
@@ -464,7 +446,7 @@ func (s *proofScene) infraRunAllowExamples(t *testing.T, profile string, held ..
 				continue
 			}
 			require.Equal(t, exitOK, code, "%s %v: %s", name, in, out)
-			r := infraResult(t, out)
+			r := decodeProofResult(t, out)
 			assert.Equal(t, 0, r.ExitCode, "%s %v: %s", name, in, r.Stderr)
 		}
 	}
@@ -635,6 +617,6 @@ func TestProfileProof_Terraform(t *testing.T) {
 	})
 	code, out := p.run(t, "terraform.plan", args())
 	assert.Equal(t, exitFailed, code, out)
-	t.Logf("plan with a planted provider: %s", infraResult(t, out).Stderr)
-	assert.Contains(t, infraResult(t, out).Stderr, "permission denied", "the confinement refused to execute the provider")
+	t.Logf("plan with a planted provider: %s", decodeProofResult(t, out).Stderr)
+	assert.Contains(t, decodeProofResult(t, out).Stderr, "permission denied", "the confinement refused to execute the provider")
 }

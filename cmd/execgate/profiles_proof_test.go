@@ -384,3 +384,16 @@ func (s *proofScene) requireRefusedByGrammar(t *testing.T, attacks []attack) {
 		})
 	}
 }
+
+// runOK makes one call that must run and exit 0 without printing the
+// canary, and returns its Result: the first step of every proof test's
+// own calls, which then check the output their way.
+func (s *proofScene) runOK(t *testing.T, name string, input map[string]any) execgate.Result {
+	t.Helper()
+	code, out := s.run(t, name, input)
+	require.Equal(t, exitOK, code, out)
+	r := decodeProofResult(t, out)
+	assert.Equal(t, 0, r.ExitCode, r.Stderr)
+	assert.NotContains(t, out, proofCanary)
+	return r
+}
