@@ -85,7 +85,9 @@ type Confinement struct {
 	// kernel's own checks (SIGTERM from a child, SIGPIPE, SIGXCPU,
 	// SIGXFSZ, its own abort); the gate's SIGKILL, and faults such as
 	// SIGSEGV, still end it. So a command that writes to a closed pipe
-	// gets EPIPE, and the limits below end it as they say.
+	// gets EPIPE, a SIGKILL it sends itself is ignored, abort() ends it
+	// by the fault that follows (SIGSEGV or SIGILL) rather than SIGABRT,
+	// and the limits below end it as they say.
 	Network bool
 
 	// UnixSockets, if true, lets the command create Unix sockets (socket

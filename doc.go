@@ -248,7 +248,7 @@
 //
 // Files: Landlock refuses every path that Read, Write and Exec do not
 // grant, apart from what the command needs to start (its executable, its
-// dynamic loader and the system's libraries, its Dir; see
+// dynamic loader and the system's libraries; not its Dir unless listed; see
 // [Confinement.Read]). Network: unless Network is true, the command runs in
 // a new network namespace with nothing but its own loopback interface.
 // Resources: [Limits] become setrlimit(2) limits. Privilege: no_new_privs is
