@@ -205,7 +205,13 @@ func (p *outPolicy) node() *yaml.Node {
 func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }
 
 func scalar(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if strings.ContainsAny(s, "\n\r\t") {
+		// Quoted, with escapes: the encoder would write a line break as a
+		// literal block, which a line starting with a tab makes invalid.
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
 }
 
 func flowSeq(items ...string) *yaml.Node {
