@@ -102,6 +102,10 @@ type Event struct {
 	// Unconfined is the [Result]'s: the parts of a best-effort [Confinement]
 	// that were not applied.
 	Unconfined []string `json:"unconfined,omitempty"`
+	// Connections and ConnectionsDropped are the [Result]'s: the
+	// connection attempts the command made through its egress proxy.
+	Connections        []Connection `json:"connections,omitempty"`
+	ConnectionsDropped int          `json:"connectionsDropped,omitempty"`
 	// Error is the kind of refusal, [KindOf] the call's error (an
 	// [ErrorKind]: [ErrorKindNotFound], ...), or "" for a call that was not
 	// refused.
@@ -289,6 +293,8 @@ func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error
 		ev.StderrDropped = res.StderrDropped
 		ev.OutputIncomplete = res.OutputIncomplete
 		ev.Unconfined = slices.Clone(res.Unconfined)
+		ev.Connections = slices.Clone(res.Connections)
+		ev.ConnectionsDropped = res.ConnectionsDropped
 	} else if ev.TraceID == "" {
 		ev.TraceID = newID()
 	}

@@ -50,8 +50,9 @@ func (stdinSchema) JSONSchema() json.RawMessage { return json.RawMessage(`{"type
 func TestExecutor_EachInvocationSharesNothing(t *testing.T) {
 	a, err := NewAllowlist(CommandSpec{
 		Name: "t", Command: "/bin/echo", Args: stdinSchema{}, Dir: "/",
-		Env:     map[string]string{"A": "1", "B": "2"},
-		Confine: &Confinement{Read: []string{"/etc", "/usr"}, Write: []string{"/tmp"}, Exec: []string{"/bin"}, Limits: Limits{Files: 64}},
+		Env: map[string]string{"A": "1", "B": "2"},
+		Confine: &Confinement{Read: []string{"/etc", "/usr"}, Write: []string{"/tmp"}, Exec: []string{"/bin"}, Limits: Limits{Files: 64},
+			Egress: &Egress{Allow: []string{"example.com:443"}, Deny: []string{"10.0.0.0/8:*"}}},
 	})
 	require.NoError(t, err)
 	var seen [][]byte

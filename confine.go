@@ -90,6 +90,13 @@ type Confinement struct {
 	// and the limits below end it as they say.
 	Network bool
 
+	// Egress, if not nil, lets a command whose Network is false reach the
+	// hosts and ports it lists, and only those, through an egress proxy
+	// that [DefaultExecFn] runs for the call; every attempt is reported
+	// in [Result.Connections]. See [Egress]. It needs Network false: a
+	// command on the caller's network could go around the proxy.
+	Egress *Egress
+
 	// UnixSockets, if true, lets the command create Unix sockets (socket
 	// with AF_UNIX), and so connect to any pathname socket it can reach,
 	// a container runtime's or a session bus's included: Landlock stops
@@ -188,6 +195,16 @@ func normalizeConfinement(spec string, c *Confinement) (*Confinement, error) {
 			*l.paths = nil
 		}
 	}
+	if out.Egress != nil {
+		if out.Network {
+			return nil, bad("Egress", "needs Network false: with the caller's network the command could connect around the proxy; leave Network false and list the hosts in Egress.Allow")
+		}
+		e, field, err := normalizeEgress(out.Egress)
+		if err != nil {
+			return nil, bad("Egress."+field, "%v", err)
+		}
+		out.Egress = e
+	}
 	lim := &out.Limits
 	switch {
 	case lim.CPU < 0:
@@ -219,6 +236,7 @@ func (c *Confinement) clone() *Confinement {
 	out.Read = slices.Clone(c.Read)
 	out.Write = slices.Clone(c.Write)
 	out.Exec = slices.Clone(c.Exec)
+	out.Egress = c.Egress.clone()
 	return &out
 }
 

@@ -21,6 +21,11 @@ type confinedStart struct {
 	ns         confine.Namespaces
 	bestEffort bool
 	unconfined []string
+
+	// proxy is the call's egress proxy when its Confinement has an
+	// Egress; proxyDone is closed once it has stopped serving.
+	proxy     *egressProxy
+	proxyDone chan struct{}
 }
 
 // namespacesFor returns the namespaces a confined call starts in: always
@@ -46,6 +51,15 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 	if env == nil {
 		env = []string{}
 	}
+	var proxy *egressProxy
+	if c.Egress != nil && !c.Network {
+		rules, err := compileEgress(c.Egress)
+		if err != nil {
+			return nil, fmt.Errorf("execgate: cannot start %s: its egress list: %w", inv.Path, err)
+		}
+		proxy = newEgressProxy(rules)
+		env = egressEnv(env)
+	}
 	req := confine.Request{
 		Path:              inv.Path,
 		Argv:              append([]string{inv.Path}, inv.Args...),
@@ -59,7 +73,8 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 			FileSize:     uint64(c.Limits.FileSize),
 			Processes:    uint64(c.Limits.Processes),
 		},
-		BestEffort: c.BestEffort,
+		BestEffort:     c.BestEffort,
+		EgressListener: proxy != nil,
 	}
 	add := func(paths []string, a confine.Access) {
 		for _, p := range paths {
@@ -79,7 +94,7 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execgate: cannot start %s: creating the confinement helper's pipes: %w", inv.Path, err)
 	}
-	return &confinedStart{launch: l, ns: namespacesFor(c), bestEffort: c.BestEffort}, nil
+	return &confinedStart{launch: l, ns: namespacesFor(c), bestEffort: c.BestEffort, proxy: proxy}, nil
 }
 
 // apply turns cmd, built for the target, into the start of the helper:
@@ -144,8 +159,25 @@ func startErrorCause(inv Invocation, err error) error {
 }
 
 // started is called once the helper runs.
+//
+// For a call with an egress proxy, it starts serving the listener the
+// helper makes in the command's network namespace. The command may
+// connect as soon as it runs: the kernel queues its connections on that
+// listener until the proxy accepts them.
 func (c *confinedStart) started() {
 	c.launch.Started(c.ns)
+	if c.proxy == nil {
+		return
+	}
+	c.proxyDone = make(chan struct{})
+	go func() {
+		defer close(c.proxyDone)
+		l, err := c.launch.EgressListener()
+		if err != nil || l == nil {
+			return // the helper failed (its report says why), or had no network namespace
+		}
+		c.proxy.serve(l)
+	}()
 }
 
 // finish merges what the helper reported into the Outcome of the process:
@@ -153,7 +185,17 @@ func (c *confinedStart) started() {
 // spawn error (unless the call was killed first, for a timeout or a
 // cancellation); otherwise the Outcome is the target's, with what was not
 // applied.
+//
+// The egress proxy is stopped first, every connection through it closed
+// (every process of the command has ended), and its record of them is
+// the Outcome's Connections.
 func (c *confinedStart) finish(inv Invocation, out Outcome) Outcome {
+	if c.proxy != nil {
+		out.Connections, out.ConnectionsDropped = c.proxy.close()
+		if c.proxyDone != nil {
+			<-c.proxyDone
+		}
+	}
 	rep := c.launch.Wait()
 	switch {
 	case rep.Err != nil:

@@ -22,7 +22,10 @@ import (
 // confinement: "confine.read", "confine.write" and "confine.exec" (the
 // normalized path lists), "confine.network", "confine.cpu" (nanoseconds),
 // "confine.address_space", "confine.files", "confine.file_size",
-// "confine.processes" and "confine.best_effort" (booleans as 0 or 1).
+// "confine.processes" and "confine.best_effort" (booleans as 0 or 1), then
+// "confine.unix_sockets" only when it is set, and "confine.egress.allow"
+// and "confine.egress.deny" (the normalized lists) only when there is an
+// [Egress].
 // Because these fields are only written when there is a confinement, a
 // spec without one has the fingerprint it had before confinement existed,
 // and pending approvals survive the upgrade; the encoding stays
@@ -43,7 +46,9 @@ import (
 // The approval digest ("execgate.approval.v1") covers the approval (ID,
 // creation and expiry time as Unix seconds and nanoseconds, reason, the
 // proposing principal), the
-// name, command path, policy version and argv it shows, the record's salted
+// name, command path, policy version and argv it shows, its egress lists
+// ("egress.allow" and "egress.deny", only when it has an [Egress]), the
+// record's salted
 // fingerprint, and the SHA-256 of the stdin.
 
 func specFingerprint(e *entry) string {
@@ -73,6 +78,11 @@ func specFingerprint(e *entry) string {
 			// Only when set, so that the fingerprints of the specs
 			// written before it existed stay what they were.
 			h.Int("confine.unix_sockets", 1)
+		}
+		if c.Egress != nil {
+			// The same: only when set.
+			h.Strings("confine.egress.allow", c.Egress.Allow)
+			h.Strings("confine.egress.deny", c.Egress.Deny)
 		}
 	}
 	return h.Sum()
@@ -140,6 +150,12 @@ func approvalDigest(ap *Approval, fingerprint, stdinHash string) string {
 	h.String("command", ap.Command)
 	h.String("policy_version", ap.PolicyVersion)
 	h.Strings("args", ap.Args)
+	if ap.Egress != nil {
+		// Only when there is one, so that the digests of approvals of
+		// specs without it stay what they were.
+		h.Strings("egress.allow", ap.Egress.Allow)
+		h.Strings("egress.deny", ap.Egress.Deny)
+	}
 	h.String("fingerprint", fingerprint)
 	h.String("stdin_sha256", stdinHash)
 	return h.Sum()

@@ -172,6 +172,15 @@ func TestDigestBinding_DigestEncodingMatchesItsDocumentation(t *testing.T) {
 	confined.spec.Confine = goldenConfinement()
 	require.Equal(t, cf.sum(), specFingerprint(confined))
 
+	// An Egress adds its lists, and only then.
+	eg := spell{b: append([]byte(nil), cf.b...)}
+	eg.list("confine.egress.allow", []string{"*.example.com:443", "10.0.0.0/8:5432"})
+	eg.list("confine.egress.deny", []string{"evil.example.com:*"})
+	withEgress := goldenEntry()
+	withEgress.spec.Confine = goldenConfinement()
+	withEgress.spec.Confine.Egress = &Egress{Allow: []string{"*.example.com:443", "10.0.0.0/8:5432"}, Deny: []string{"evil.example.com:*"}}
+	require.Equal(t, eg.sum(), specFingerprint(withEgress))
+
 	var sf spell
 	sf.str("execgate.salted-spec.v1")
 	sf.field("salt", string(goldenSalt()))
@@ -202,6 +211,27 @@ func TestDigestBinding_DigestEncodingMatchesItsDocumentation(t *testing.T) {
 	sum := sha256.Sum256(stdin)
 	ad.field("stdin_sha256", hex.EncodeToString(sum[:]))
 	assert.Equal(t, ad.sum(), approvalDigest(&ap, sf.sum(), stdinSHA256(stdin)))
+
+	// An approval of a spec with an Egress shows its lists, and its
+	// digest binds them between the argv and the fingerprint.
+	ae := spell{b: append([]byte(nil), ad.b[:len(ad.b)-len(adTail(sf.sum(), stdin))]...)}
+	ae.list("egress.allow", []string{"api.github.com:443"})
+	ae.list("egress.deny", nil)
+	ae.field("fingerprint", sf.sum())
+	ae.field("stdin_sha256", hex.EncodeToString(sum[:]))
+	apEgress := ap
+	apEgress.Egress = &Egress{Allow: []string{"api.github.com:443"}}
+	assert.Equal(t, ae.sum(), approvalDigest(&apEgress, sf.sum(), stdinSHA256(stdin)))
+}
+
+// adTail is the spelling of the last two fields of the golden approval
+// digest, which an Egress's lists come before.
+func adTail(fingerprint string, stdin []byte) []byte {
+	var t spell
+	t.field("fingerprint", fingerprint)
+	sum := sha256.Sum256(stdin)
+	t.field("stdin_sha256", hex.EncodeToString(sum[:]))
+	return t.b
 }
 
 // digested marks a field that the digest covers, in a classification table.
@@ -231,6 +261,8 @@ var specDigestFields = map[string]string{
 	"Confine.Exec":                digested,
 	"Confine.Network":             digested,
 	"Confine.UnixSockets":         digested,
+	"Confine.Egress.Allow":        digested,
+	"Confine.Egress.Deny":         digested,
 	"Confine.Limits.CPU":          digested,
 	"Confine.Limits.AddressSpace": digested,
 	"Confine.Limits.Files":        digested,
@@ -254,6 +286,8 @@ var approvalDigestFields = map[string]string{
 	"Digest":        "the digest itself: it is compared with the stored one, not hashed",
 	"Reason":        digested,
 	"PolicyVersion": digested,
+	"Egress.Allow":  digested,
+	"Egress.Deny":   digested,
 	"CreatedAt":     digested,
 	"ExpiresAt":     digested,
 }

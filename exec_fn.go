@@ -70,6 +70,12 @@ type Outcome struct {
 	// applied, in the vocabulary of [Result.Unconfined]; nil if everything
 	// was (or there was no confinement).
 	Unconfined []string
+	// Connections are the connection attempts the command made through
+	// its egress proxy (see [Egress]), in the order they were made; the
+	// [Executor] keeps the first [MaxConnections] and counts the rest in
+	// ConnectionsDropped, which an ExecFn that kept fewer may also set.
+	Connections        []Connection
+	ConnectionsDropped int
 	// Err, if not nil, means the process could not be started; the
 	// [Executor] then reports [TerminationSpawnError] with ExitCode -1, PID 0
 	// and no Signal, keeping only Stdout and Stderr. Its message is shown

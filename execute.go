@@ -337,11 +337,28 @@ func normalize(o Outcome, maxOutput int) Result {
 	if r.Termination != TerminationSpawnError && len(o.Unconfined) > 0 {
 		r.Unconfined = slices.Clone(o.Unconfined)
 	}
+	if r.Termination != TerminationSpawnError {
+		r.Connections, r.ConnectionsDropped = boundConnections(o.Connections, o.ConnectionsDropped)
+	}
 	if r.Termination != TerminationExit {
 		r.ExitCode = -1
 	}
 	r.OK = r.Termination == TerminationExit && r.ExitCode == 0
 	return r
+}
+
+// boundConnections keeps the first MaxConnections of an ExecFn's
+// connections, adding the rest to its dropped count (ignored if negative).
+func boundConnections(cs []Connection, dropped int) ([]Connection, int) {
+	dropped = max(dropped, 0)
+	if len(cs) > MaxConnections {
+		dropped = int(min(int64(dropped)+int64(len(cs)-MaxConnections), math.MaxInt32))
+		cs = cs[:MaxConnections]
+	}
+	if len(cs) == 0 {
+		return nil, dropped
+	}
+	return slices.Clone(cs), dropped
 }
 
 // addCount adds a dropped-byte count reported by an ExecFn (ignored if

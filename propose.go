@@ -188,6 +188,11 @@ type Approval struct {
 	Reason string `json:"reason"`
 	// PolicyVersion is the spec's PolicyVersion when it was proposed.
 	PolicyVersion string `json:"policyVersion"`
+	// Egress is the network the call may reach, when its spec's
+	// [Confinement] has an [Egress]: the hosts the approver lets it
+	// connect to. Nil means the spec has none (see the spec itself for
+	// whether the command has the caller's network or none).
+	Egress *Egress `json:"egress,omitempty"`
 	// CreatedAt is when it was proposed, by the [Executor]'s clock.
 	CreatedAt time.Time `json:"createdAt"`
 	// ExpiresAt is when it stops being executable: it is valid while the

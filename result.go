@@ -120,6 +120,14 @@ type Result struct {
 	// empty when everything was applied, when the spec has no
 	// Confinement, and for a spawn_error.
 	Unconfined []string `json:"unconfined,omitempty"`
+	// Connections are the connection attempts the command made through
+	// the egress proxy of its [Confinement] (see [Egress]): the first
+	// [MaxConnections] of them, in order, each with its destination,
+	// whether it was allowed (and if not, why) and the bytes each way.
+	// ConnectionsDropped counts the attempts past those. Both are empty
+	// for a spec without an Egress, and for a spawn_error.
+	Connections        []Connection `json:"connections,omitempty"`
+	ConnectionsDropped int          `json:"connectionsDropped,omitempty"`
 	// At is when the call was handed to the [ExecFn], from [Config.Now].
 	At time.Time `json:"at"`
 	// Duration is how long the [ExecFn] took, measured with [Config.Now]. It

@@ -128,6 +128,7 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	rec.Input = append(json.RawMessage(nil), rec.Input...)
 	rec.Salt = append([]byte(nil), rec.Salt...)
 	rec.Approval.Args = append([]string(nil), rec.Approval.Args...)
+	rec.Approval.Egress = rec.Approval.Egress.clone()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.recs[rec.Approval.ID]; ok {

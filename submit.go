@@ -168,6 +168,7 @@ func (x *Executor) hold(ctx context.Context, c *call, principal, reason string, 
 		Args:          c.argv.Args,
 		Reason:        reason,
 		PolicyVersion: c.e.spec.PolicyVersion,
+		Egress:        specEgress(&c.e.spec),
 		CreatedAt:     now,
 		ExpiresAt:     now.Add(x.ttl),
 	}
@@ -181,10 +182,19 @@ func (x *Executor) hold(ctx context.Context, c *call, principal, reason string, 
 	ap.Digest = approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256)
 	rec.Approval = ap
 	rec.Approval.Args = append([]string(nil), ap.Args...)
+	rec.Approval.Egress = ap.Egress.clone()
 	if err := x.approvals().Save(ctx, rec); err != nil {
 		return Approval{}, err
 	}
 	return ap, nil
+}
+
+// specEgress returns a copy of the Egress of s's confinement, or nil.
+func specEgress(s *CommandSpec) *Egress {
+	if s.Confine == nil {
+		return nil
+	}
+	return s.Confine.Egress.clone()
 }
 
 // Verdict is what Decide found: what Submit would do with a call.

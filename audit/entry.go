@@ -25,6 +25,7 @@ const MaxLineBytes = 16 << 20
 //	args, argsWithheld, argsSha256, stdinBytes, envKeys, decision, rule,
 //	grant, approvalId, rejected, termination, exitCode, signal, pid,
 //	duration, stdoutDropped, stderrDropped, outputIncomplete, unconfined,
+//	connections, connectionsDropped,
 //	error, reason, argsOmitted, hash
 //
 // The fields from op to reason are the Event's. seq, prev, op, phase,

@@ -75,6 +75,11 @@ func TestEvent_EveryFieldIsSetBySomeCall(t *testing.T) {
 		Termination: execgate.TerminationSignal, Signal: "SIGKILL", PID: 42,
 		Stdout: []byte("more than four"), Stderr: []byte("also more"), Unconfined: []string{"network"},
 		OutputIncomplete: true,
+		Connections: []execgate.Connection{
+			{Host: "example.com", Port: 443, Kind: "connect", Allowed: true, Address: "192.0.2.1:443", Error: "connection refused", BytesSent: 1, BytesReceived: 2},
+			{Host: "example.org", Port: 80, Kind: "http", Refusal: `"example.org:80" is not on the allowlist`},
+		},
+		ConnectionsDropped: 3,
 	})
 	ctx := execgate.WithPrincipal(context.Background(), "agent-7")
 	approver := execgate.WithPrincipal(context.Background(), "alice")
@@ -102,6 +107,11 @@ func TestEvent_EveryFieldIsSetBySomeCall(t *testing.T) {
 	for _, ev := range trail.all {
 		for _, f := range inventory.Diff(ev, execgate.Event{}) {
 			set[f] = true
+		}
+		for _, c := range ev.Connections { // a list of structs differs from none as a whole
+			for _, f := range inventory.Diff(c, execgate.Connection{}) {
+				set["Connections[]."+f] = true
+			}
 		}
 	}
 	for _, f := range eventFields() {

@@ -19,6 +19,7 @@ const SlogMessage = "execgate audit"
 // command, args, argsWithheld, argsSha256, stdinBytes, envKeys, decision,
 // rule, grant, approvalId, rejected, termination, exitCode, signal, pid,
 // duration, stdoutDropped, stderrDropped, outputIncomplete, unconfined,
+// connections, connectionsDropped,
 // error and reason.
 // Empty fields are left out; termination, exitCode and duration are
 // present only on the outcome of a call whose process was handed to the
@@ -155,6 +156,12 @@ func slogAttrs(ev execgate.Event) []slog.Attr {
 		a = append(a, slog.Bool("outputIncomplete", true))
 	}
 	strs("unconfined", ev.Unconfined)
+	if len(ev.Connections) > 0 {
+		a = append(a, slog.Any("connections", ev.Connections))
+	}
+	if ev.ConnectionsDropped != 0 {
+		a = append(a, slog.Int("connectionsDropped", ev.ConnectionsDropped))
+	}
 	str("error", ev.Error)
 	str("reason", ev.Reason)
 	return a

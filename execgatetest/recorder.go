@@ -97,6 +97,9 @@ func cloneInvocation(inv execgate.Invocation) execgate.Invocation {
 		cc.Read = slices.Clone(c.Read)
 		cc.Write = slices.Clone(c.Write)
 		cc.Exec = slices.Clone(c.Exec)
+		if c.Egress != nil {
+			cc.Egress = &execgate.Egress{Allow: slices.Clone(c.Egress.Allow), Deny: slices.Clone(c.Egress.Deny)}
+		}
 		inv.Confine = &cc
 	}
 	return inv
@@ -108,5 +111,6 @@ func cloneOutcome(o execgate.Outcome) execgate.Outcome {
 	o.Stdout = append([]byte(nil), o.Stdout...)
 	o.Stderr = append([]byte(nil), o.Stderr...)
 	o.Unconfined = slices.Clone(o.Unconfined)
+	o.Connections = slices.Clone(o.Connections)
 	return o
 }

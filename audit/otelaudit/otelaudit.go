@@ -2,6 +2,7 @@ package otelaudit
 
 import (
 	"context"
+	"net"
 	"path"
 	"strconv"
 
@@ -67,6 +68,11 @@ const (
 	KeyStdoutDropped = "execgate.stdout_dropped"
 	// KeyStderrDropped is Event.StderrDropped.
 	KeyStderrDropped = "execgate.stderr_dropped"
+	// KeyConnections is Event.Connections, each as "allowed host:port" or
+	// "refused host:port".
+	KeyConnections = "execgate.connections"
+	// KeyConnectionsDropped is Event.ConnectionsDropped.
+	KeyConnectionsDropped = "execgate.connections_dropped"
 	// KeyError is Event.Error, the kind of refusal.
 	KeyError = "execgate.error"
 	// KeyReason is Event.Reason.
@@ -188,6 +194,20 @@ func (s *Sink) attributes(ev execgate.Event) []attribute.KeyValue {
 	}
 	if ev.StderrDropped != 0 {
 		a = append(a, attribute.Int64(KeyStderrDropped, ev.StderrDropped))
+	}
+	if len(ev.Connections) > 0 {
+		cs := make([]string, len(ev.Connections))
+		for i, c := range ev.Connections {
+			verdict := "refused "
+			if c.Allowed {
+				verdict = "allowed "
+			}
+			cs[i] = verdict + net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+		}
+		a = append(a, attribute.StringSlice(KeyConnections, cs))
+	}
+	if ev.ConnectionsDropped != 0 {
+		a = append(a, attribute.Int(KeyConnectionsDropped, ev.ConnectionsDropped))
 	}
 	str(KeyError, ev.Error)
 	str(KeyReason, ev.Reason)

@@ -102,6 +102,12 @@ func accept(token string) (*Request, *os.File, error) {
 			return nil, nil, fmt.Errorf("descriptor %d is not a regular file", ExecutableFD)
 		}
 	}
+	if req.EgressListener {
+		var st unix.Stat_t
+		if err := unix.Fstat(EgressFD, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return nil, nil, fmt.Errorf("descriptor %d is not a socket", EgressFD)
+		}
+	}
 	return req, os.NewFile(StatusFD, "status"), nil
 }
 
@@ -170,6 +176,11 @@ func confineAndExec(req *Request, status *os.File) error {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bringing up the loopback interface of the new network namespace: %w", err)
 		}
+		if req.EgressListener {
+			if err := sendEgressListener(); err != nil {
+				return fmt.Errorf("making the egress proxy's listener on 127.0.0.1:%d: %w", EgressProxyPort, err)
+			}
+		}
 	}
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("dropping every capability: %w", err)
@@ -230,6 +241,29 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// sendEgressListener makes a TCP socket listening on
+// 127.0.0.1:EgressProxyPort of this network namespace, sends it to the
+// parent on EgressFD, and closes both here: the parent accepts the
+// command's connections to the proxy on it, and the command never holds
+// it.
+func sendEgressListener() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: EgressProxyPort, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return err
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		return err
+	}
+	if err := unix.Sendmsg(EgressFD, []byte{'L'}, unix.UnixRights(fd), nil, 0); err != nil {
+		return err
+	}
+	return unix.Close(EgressFD)
 }
 
 // dropCapabilities leaves the calling thread, and whatever it executes,

@@ -5,7 +5,9 @@ package confine
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"syscall"
 
@@ -28,7 +30,11 @@ type Launch struct {
 	exe          *os.File
 	reqR, reqW   *os.File
 	statR, statW *os.File
-	report       chan Report
+	// egressP and egressC are the parent's and the helper's ends of the
+	// socket pair the egress proxy's listener comes on, when the request
+	// asks for one.
+	egressP, egressC *os.File
+	report           chan Report
 }
 
 // NewLaunch prepares a start for req with a new random token. exe, if not
@@ -51,6 +57,14 @@ func NewLaunch(req Request, exe *os.File) (*Launch, error) {
 		l.Close()
 		return nil, err
 	}
+	if req.EgressListener {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		l.egressP, l.egressC = os.NewFile(uintptr(fds[0]), "egress"), os.NewFile(uintptr(fds[1]), "egress")
+	}
 	return l, nil
 }
 
@@ -62,8 +76,11 @@ func (l *Launch) Args() []string {
 // Files are the helper's descriptors 3 and up (exec.Cmd.ExtraFiles).
 func (l *Launch) Files() []*os.File {
 	files := []*os.File{l.reqR, l.statW}
-	if l.exe != nil {
-		files = append(files, l.exe)
+	if l.exe != nil || l.egressC != nil {
+		files = append(files, l.exe) // nil: descriptor 5 stays closed
+	}
+	if l.egressC != nil {
+		files = append(files, l.egressC)
 	}
 	return files
 }
@@ -135,8 +152,12 @@ func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
 func (l *Launch) Started(ns Namespaces) {
 	l.reqR.Close()
 	l.statW.Close()
+	if l.egressC != nil {
+		l.egressC.Close()
+	}
 	req := l.req
 	req.NetworkIsolated = ns.Net
+	req.EgressListener = req.EgressListener && ns.Net
 	req.ReadOnlyTree = ns.Mount
 	b := req.Encode()
 	l.report = make(chan Report, 1)
@@ -159,10 +180,64 @@ func (l *Launch) Wait() Report {
 	return <-l.report
 }
 
+// EgressListener waits for the egress proxy's listener that the helper
+// makes in its network namespace and returns it, or nil if the request
+// asked for none, or if the helper ended, or executed the target, without
+// sending one (it was started without a network namespace). Call it once,
+// after Started.
+func (l *Launch) EgressListener() (net.Listener, error) {
+	if l.egressP == nil {
+		return nil, nil
+	}
+	defer l.egressP.Close()
+	rc, err := l.egressP.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var n, oobn int
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	}); err != nil {
+		return nil, err
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	if n == 0 && oobn == 0 {
+		return nil, nil // the helper's end closed: no listener
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, errors.New("the confinement helper sent a malformed egress listener")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("the confinement helper sent a malformed egress listener")
+	}
+	f := os.NewFile(uintptr(fds[0]), "egress-listener")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("the confinement helper sent an egress listener that is not one: %w", err)
+	}
+	if _, ok := ln.(*net.TCPListener); !ok {
+		ln.Close()
+		return nil, errors.New("the confinement helper sent an egress listener that is not a TCP listener")
+	}
+	return ln, nil
+}
+
 // Close closes every pipe end this process still holds. It does not
 // close the pinned executable.
 func (l *Launch) Close() {
-	for _, f := range []*os.File{l.reqR, l.reqW, l.statR, l.statW} {
+	for _, f := range []*os.File{l.reqR, l.reqW, l.statR, l.statW, l.egressP, l.egressC} {
 		if f != nil {
 			f.Close() // an error means it was closed already
 		}

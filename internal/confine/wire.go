@@ -24,7 +24,15 @@ const (
 	// ExecutableFD, when Request.PinnedFD is set, is the opened, hashed
 	// executable that the helper executes through /proc/self/fd.
 	ExecutableFD = 5
+	// EgressFD, when Request.EgressListener is set, is one end of a Unix
+	// socket pair on which the helper sends the parent the listening
+	// socket of the egress proxy, made inside the new network namespace.
+	EgressFD = 6
 )
+
+// EgressProxyPort is the port, on 127.0.0.1 of the new network namespace,
+// that the egress proxy's listener is bound to.
+const EgressProxyPort = 3128
 
 // TokenSize is the number of random bytes in a spawn token; argv carries
 // them as lowercase hex.
@@ -101,6 +109,10 @@ type Request struct {
 	// UnixSockets lets the target create Unix sockets; without it the
 	// system call filter refuses socket(AF_UNIX, ...).
 	UnixSockets bool
+	// EgressListener asks the helper, started in a new network namespace,
+	// for a listening TCP socket on 127.0.0.1:EgressProxyPort there, sent
+	// to the parent on EgressFD before the target starts.
+	EgressListener bool
 	// ScopeAbstractUnix also confines abstract Unix sockets to the
 	// sandbox (Landlock ABI 6 or later).
 	ScopeAbstractUnix bool
@@ -136,6 +148,7 @@ func (r *Request) Encode() []byte {
 	e.bool(r.BestEffort)
 	e.bool(r.ReadOnlyTree)
 	e.bool(r.UnixSockets)
+	e.bool(r.EgressListener)
 	return e.b
 }
 
@@ -170,13 +183,14 @@ func DecodeRequest(b []byte) (*Request, error) {
 	r.BestEffort = d.bool()
 	r.ReadOnlyTree = d.bool()
 	r.UnixSockets = d.bool()
+	r.EgressListener = d.bool()
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
-	if len(r.Argv) == 0 || (r.Path == "") != r.PinnedFD {
+	if len(r.Argv) == 0 || (r.Path == "") != r.PinnedFD || r.EgressListener && !r.NetworkIsolated {
 		return nil, errors.New("malformed execgate confinement request")
 	}
 	return r, nil
