@@ -242,6 +242,26 @@ func (s *Server) question(ap execgate.Approval) (*mcp.ElicitParams, bool) {
 		}
 	}
 	b.WriteString("\n")
+	if e := ap.Egress; e != nil {
+		// The network the call may reach is part of what is approved.
+		b.WriteString("Network: only through the gate's proxy, to:")
+		if len(e.Allow) == 0 {
+			b.WriteString(" (nothing)")
+		}
+		for _, h := range e.Allow {
+			b.WriteString(" " + h)
+		}
+		if len(e.Deny) > 0 {
+			b.WriteString("; never to:")
+			for _, h := range e.Deny {
+				b.WriteString(" " + h)
+			}
+		}
+		b.WriteString("\n")
+		if b.Len() > maxQuestionBytes {
+			return nil, false
+		}
+	}
 	fmt.Fprintf(&b, "Reason: %s\n", ap.Reason)
 	fmt.Fprintf(&b, "Approval %s, valid until %s.\n", ap.ID, ap.ExpiresAt.UTC().Format(time.RFC3339))
 	b.WriteString("Standard input, if the call has any, is not shown.")
