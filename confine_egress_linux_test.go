@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,6 +35,17 @@ func egressServer(t *testing.T) (addr string, hits *atomic.Int64) {
 	return l.Addr().String(), hits
 }
 
+// egressProgram is the system's program name, the file itself (not a
+// link, nor a shim in the PATH). CI installs every one these tests run.
+func egressProgram(t *testing.T, name string) string {
+	t.Helper()
+	p, err := systemProgram(name)
+	require.NoError(t, err, "%s is not installed (CI installs it)", name)
+	p, err = filepath.EvalSymlinks(p)
+	require.NoError(t, err)
+	return p
+}
+
 // egressSpec is a confined spec of program with args, the network off and
 // the given egress lists.
 func egressSpec(program string, args []string, allow ...string) CommandSpec {
@@ -45,34 +57,47 @@ func TestConfinement_EgressReachesOnlyListedHosts(t *testing.T) {
 	if !requireSupport(t, true, true) {
 		return
 	}
-	curl := lookTool(t, "curl")
+	curl := egressProgram(t, "curl")
 	addr, hits := egressServer(t)
 	_, port, _ := net.SplitHostPort(addr)
 	url := "http://" + addr + "/"
 
 	for _, tc := range []struct {
 		sentence string
+		tool     string // "" for curl
 		allow    []string
 		args     []string
 		reached  bool
 		refusal  string
 	}{
-		{"a listed address and port is reached through the proxy, by plain HTTP",
+		{"wget reaches a listed address through the proxy", "wget",
+			[]string{addr}, []string{"-q", "-O", "-", url}, true, ""},
+		{"wget is refused another port", "wget",
+			[]string{"127.0.0.2:1"}, []string{"-q", "-O", "-", url}, false, "not on the allowlist"},
+		{"python3's urllib reaches a listed address through the proxy", "python3",
+			[]string{addr}, []string{"-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(" + fmt.Sprintf("%q", url) + ", timeout=5).read().decode())"}, true, ""},
+		{"python3's urllib is refused an unlisted one", "python3",
+			[]string{"127.0.0.3:" + port}, []string{"-c", "import urllib.request; urllib.request.urlopen(" + fmt.Sprintf("%q", url) + ", timeout=5)"}, false, "not on the allowlist"},
+		{"a listed address and port is reached through the proxy, by plain HTTP", "",
 			[]string{addr}, []string{"-sSf", url}, true, ""},
-		{"the same through a CONNECT tunnel",
+		{"the same through a CONNECT tunnel", "",
 			[]string{addr}, []string{"-sSf", "-p", url}, true, ""},
-		{"the address on another port is refused",
+		{"the address on another port is refused", "",
 			[]string{"127.0.0.2:1"}, []string{"-sSf", url}, false, "not on the allowlist"},
-		{"a name pattern does not reach an address",
+		{"a name pattern does not reach an address", "",
 			[]string{"*.example.com:" + port}, []string{"-sSf", url}, false, "not on the allowlist"},
-		{"'*' reaches no loopback address",
+		{"'*' reaches no loopback address", "",
 			[]string{"*:*"}, []string{"-sSf", url}, false, "loopback address"},
-		{"an empty allowlist reaches nothing",
+		{"an empty allowlist reaches nothing", "",
 			nil, []string{"-sSf", url}, false, "not on the allowlist"},
 	} {
 		t.Run(tc.sentence, func(t *testing.T) {
 			before := hits.Load()
-			res := runSpec(t, egressSpec(curl, tc.args, tc.allow...))
+			prog := curl
+			if tc.tool != "" {
+				prog = egressProgram(t, tc.tool)
+			}
+			res := runSpec(t, egressSpec(prog, tc.args, tc.allow...))
 			require.Empty(t, res.SpawnError)
 			if tc.reached {
 				require.True(t, res.OK, "%+v", res)
@@ -116,10 +141,13 @@ func TestConfinement_EgressIsTheOnlyWayOut(t *testing.T) {
 		{"bash's /dev/tcp", "bash", []string{"-c", fmt.Sprintf("exec 3<>/dev/tcp/%s/%s && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3", host, port)}},
 		{"python3's socket module", "python3", []string{"-c", fmt.Sprintf("import socket; s = socket.create_connection((%q, %s), 5); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(s.recv(100))", host, port)}},
 		{"the proxy's own address for something that is not HTTP", "bash", []string{"-c", "exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'SSH-2.0-x\\r\\n\\r\\n' >&3 && cat <&3"}},
+		{"nc", "nc", []string{"-w", "3", host, port}},
+		{"wget told not to use the proxy", "wget", []string{"-q", "--no-proxy", "-T", "5", "-t", "1", "-O", "-", "http://" + addr + "/"}},
+		{"getent, which asks a name server directly", "getent", []string{"ahosts", "example.com"}},
 	} {
 		t.Run(tc.sentence, func(t *testing.T) {
 			before := hits.Load()
-			res := runSpec(t, egressSpec(lookTool(t, tc.tool), tc.args, addr))
+			res := runSpec(t, egressSpec(egressProgram(t, tc.tool), tc.args, addr))
 			require.Empty(t, res.SpawnError)
 			assert.Equal(t, before, hits.Load(), "the server was reached: %+v", res)
 			assert.NotContains(t, res.Stdout, "hello from the test server")
