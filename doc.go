@@ -250,7 +250,17 @@
 // grant, apart from what the command needs to start (its executable, its
 // dynamic loader and the system's libraries; not its Dir unless listed; see
 // [Confinement.Read]). Network: unless Network is true, the command runs in
-// a new network namespace with nothing but its own loopback interface.
+// a new network namespace with nothing but its own loopback interface; with
+// an [Egress], that loopback also holds an egress proxy the gate runs for
+// the call, which reaches the hosts and ports the Egress lists and nothing
+// else (never a loopback, private, link-local or metadata address it does
+// not name by address), and reports every attempt in [Result.Connections]:
+//
+//	Confine: &execgate.Confinement{
+//		Read:   []string{"/etc/ssl"},
+//		Egress: &execgate.Egress{Allow: []string{"api.github.com:443"}},
+//	},
+//
 // Resources: [Limits] become setrlimit(2) limits. Privilege: no_new_privs is
 // always set, so no set-user-ID program or file capability can raise the
 // command's privileges, and the command holds no capability, also when the
