@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,7 @@ type confineDoc struct {
 	readNode, writeNode, execNode *yaml.Node
 	readPath, writePath, execPath string
 	network, require, unixSockets val[bool]
+	egress                        *egressDoc // network's host lists; nil when it is a boolean or absent
 
 	limitsNode       *yaml.Node // nil when the key is absent
 	limitsPath       string
@@ -51,7 +53,7 @@ func (d *decoder) confine(k, n *yaml.Node, path string) *confineDoc {
 		"read":         paths(&c.read, &c.readNode, &c.readPath),
 		"write":        paths(&c.write, &c.writeNode, &c.writePath),
 		"exec":         paths(&c.exec, &c.execNode, &c.execPath),
-		"network":      d.boolean(&c.network),
+		"network":      d.network(c),
 		"unix_sockets": d.boolean(&c.unixSockets),
 		"require":      d.boolean(&c.require),
 		"limits": func(_, v *yaml.Node, lp string) {
@@ -66,6 +68,95 @@ func (d *decoder) confine(k, n *yaml.Node, path string) *confineDoc {
 		},
 	}})
 	return c
+}
+
+// egressDoc is the value of a confine's network key when it lists the
+// hosts the command may reach: a list (the allow list), or a mapping of
+// allow and deny lists.
+type egressDoc struct {
+	allow, deny         []val[string]
+	allowNode, denyNode *yaml.Node // nil when the list is absent
+	allowPath, denyPath string
+}
+
+// networkForms says what a network key may hold, for error messages.
+const networkForms = "true, false, or the hosts the command may reach: a list of HOST:PORT entries such as [api.github.com:443], or a mapping {allow: [...], deny: [...]}"
+
+// network decodes the network key of a confine mapping: true or false;
+// a list of HOST:PORT entries, the egress allow list; or a mapping of
+// allow and deny lists. A list or a mapping means Network false with an
+// execgate.Egress.
+func (d *decoder) network(c *confineDoc) handler {
+	return func(_, v *yaml.Node, path string) {
+		c.network = val[bool]{node: v, path: path}
+		switch v.Kind {
+		case yaml.SequenceNode:
+			e := &egressDoc{allowNode: v, allowPath: path}
+			e.allow = d.egressList(v, path)
+			c.egress, c.network.set = e, true
+		case yaml.MappingNode:
+			e := &egressDoc{}
+			d.mapping(v, path, fields{handlers: map[string]handler{
+				"allow": func(_, lv *yaml.Node, lp string) {
+					e.allowNode, e.allowPath = lv, lp
+					e.allow = d.egressList(lv, lp)
+				},
+				"deny": func(_, lv *yaml.Node, lp string) {
+					e.denyNode, e.denyPath = lv, lp
+					e.deny = d.egressList(lv, lp)
+				},
+			}})
+			c.egress, c.network.set = e, true
+		default:
+			var b bool
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
+				d.add(v, path, "must be %s, not %s", networkForms, describe(v))
+				return
+			}
+			c.network.v, c.network.set = b, true
+		}
+	}
+}
+
+// egressList decodes a list of egress entries, checking each as
+// execgate.NewAllowlist will, so that a bad one is reported on its own
+// line. The entries refused are left out.
+func (d *decoder) egressList(n *yaml.Node, path string) []val[string] {
+	var out []val[string]
+	d.list(n, path, func(_ int, e *yaml.Node, ep string) {
+		if !d.scalar(e, ep, "a string", "!!str") {
+			return
+		}
+		if msg := egressEntryProblem(e.Value); msg != "" {
+			d.add(e, ep, "%s", msg)
+			return
+		}
+		out = append(out, val[string]{v: e.Value, set: true, node: e, path: ep})
+	})
+	return out
+}
+
+// maxEgressEntryBytes is longer than any egress entry: "*.", a name of
+// 253 bytes, ':' and a port range.
+const maxEgressEntryBytes = 2 + 253 + 1 + 11
+
+// egressEntryProblem says why s is not an egress entry, or "". Two
+// mistakes get a message of their own: a URL, and an IPv6 address out of
+// brackets, which the entry parser reads as a prefix or a name; and one
+// longer than any entry is not repeated whole.
+func egressEntryProblem(s string) string {
+	switch {
+	case len(s) > maxEgressEntryBytes:
+		return fmt.Sprintf("%s is longer than any HOST:PORT entry (a host name has at most 253 bytes)", quote(s))
+	case strings.Contains(s, "://"):
+		return fmt.Sprintf("%s is a URL; write the host and port alone, HOST:PORT, such as api.github.com:443", quote(s))
+	case !strings.HasPrefix(s, "[") && strings.Count(s, ":") > 1:
+		return fmt.Sprintf("%s: an IPv6 address is written in brackets, such as [fd00::1]:443", quote(s))
+	}
+	if _, err := execgate.ParseEgressEntry(s); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // bigSize decodes a byte count like size, up to maxLimitBytes.
@@ -109,6 +200,17 @@ func (b *builder) confinement(c *confineDoc) *execgate.Confinement {
 		}
 		return ps
 	}
+	if e := c.egress; e != nil {
+		entries := func(list []val[string]) []string {
+			out := make([]string, len(list))
+			for i, s := range list {
+				out[i] = s.v
+			}
+			return out
+		}
+		out.Network = false
+		out.Egress = &execgate.Egress{Allow: entries(e.allow), Deny: entries(e.deny)}
+	}
 	out.Read = checkPaths(c.read)
 	out.Write = checkPaths(c.write)
 	out.Exec = checkPaths(c.exec)
@@ -147,7 +249,8 @@ func (o origin) confineFor() *confineDoc {
 
 // placeConfine returns where, within the confine entry c, the
 // execgate.ConfigError field (such as "Confine.Read" or
-// "Confine.Limits.CPU") is written.
+// "Confine.Limits.CPU", or "Confine.Egress.Allow" for the network key's
+// allow list) is written.
 func (c *confineDoc) placeConfine(field string) (*yaml.Node, string) {
 	pick := func(n *yaml.Node, p string) (*yaml.Node, string) {
 		if n != nil {
@@ -172,7 +275,17 @@ func (c *confineDoc) placeConfine(field string) (*yaml.Node, string) {
 		return pick(c.files.node, c.files.path)
 	case "Confine.Limits.Processes":
 		return pick(c.processes.node, c.processes.path)
-	case "Confine.Network":
+	case "Confine.Network", "Confine.Egress":
+		return pick(c.network.node, c.network.path)
+	case "Confine.Egress.Allow", "Confine.Egress.Deny":
+		if e := c.egress; e != nil {
+			if field == "Confine.Egress.Allow" && e.allowNode != nil {
+				return e.allowNode, e.allowPath
+			}
+			if field == "Confine.Egress.Deny" && e.denyNode != nil {
+				return e.denyNode, e.denyPath
+			}
+		}
 		return pick(c.network.node, c.network.path)
 	}
 	if strings.HasPrefix(field, "Confine.Limits.") {

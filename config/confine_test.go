@@ -110,7 +110,7 @@ tools:
 	require.Len(t, got, 6, strings.Join(got, "\n"))
 	assert.Contains(t, got[0], "tools[0].confine: has no value")
 	assert.Contains(t, got[1], "tools[1].confine: must be a mapping")
-	assert.Contains(t, got[2], "tools[2].confine.network: must be true or false")
+	assert.Contains(t, got[2], "tools[2].confine.network: must be true, false, or the hosts the command may reach")
 	assert.Contains(t, got[3], "tools[2].confine.limits.files: must be an integer")
 	assert.Contains(t, got[4], "tools[2].confine.limits.memory: ")
 	assert.Contains(t, got[5], "tools[2].confine.exec[0]: must be a string")

@@ -300,10 +300,14 @@
 //	                    (Confinement.Write)
 //	exec                list of absolute paths it may execute, and read
 //	                    (Confinement.Exec)
-//	network             boolean; false (the default) starts the command in
-//	                    a new network namespace with only its own loopback:
-//	                    no other host, and no port of this machine's
-//	                    127.0.0.1; true leaves it on this host's network
+//	network             false (the default) starts the command in a new
+//	                    network namespace with only its own loopback: no
+//	                    other host, and no port of this machine's
+//	                    127.0.0.1; true leaves it on this host's network;
+//	                    a list of HOST:PORT entries, or a mapping of allow
+//	                    and deny lists, keeps it off the network but for
+//	                    those hosts, through an egress proxy (see below;
+//	                    Confinement.Egress)
 //	unix_sockets        boolean; true lets the command create Unix sockets,
 //	                    and so reach any pathname socket it can see (a
 //	                    docker.sock); false (the default) refuses them
@@ -324,9 +328,9 @@
 //	                    at once (RLIMIT_NPROC; counts all of the user's)
 //	require             boolean; true (the default) refuses the call with
 //	                    a spawn error when the kernel lacks what is asked
-//	                    (Landlock ABI 3, or user namespaces for network:
-//	                    false); false runs it with what the kernel can
-//	                    do and names the rest in the Result
+//	                    (Landlock ABI 3, or user namespaces when network
+//	                    is not true); false runs it with what the kernel
+//	                    can do and names the rest in the Result
 //	                    (Confinement.BestEffort)
 //
 // An empty mapping, confine: {}, is the strictest confinement: the command
@@ -335,6 +339,33 @@
 // refused. memory and file_size take a size as elsewhere but may exceed
 // 2GiB ("4GiB"); cpu, memory, files, file_size and processes must be more
 // than zero (leave a key out for no limit).
+//
+// The hosts a command may reach, when it is not to have the whole
+// network, are written in network as a list (the allow list) or as a
+// mapping of an allow and a deny list, each optional:
+//
+//	network: [api.github.com:443, '*.githubusercontent.com:443']
+//
+//	network:
+//	  allow: ['*.example.com:443', 10.1.0.0/16:5432, '[fd00::1]:8000-8999']
+//	  deny: [internal.example.com:443]
+//
+// Either becomes Confinement.Egress; see execgate.Egress for the forms of
+// an entry: HOST is a name, "*." and a name (one or more labels before
+// it), "*" (any name), an IPv4 address, an IPv6 address in brackets, or a
+// prefix; PORT is a number, a range such as 8000-8999, or "*". Quote an
+// entry that starts with * or [ (YAML reads those as an alias or a list).
+// Each entry is checked as the file loads; names are compared without
+// regard to case, and deny wins over allow. The command still starts in a
+// network namespace of its own; the gate runs an HTTP proxy for the call
+// on its loopback (127.0.0.1:3128, named in HTTP_PROXY, HTTPS_PROXY and
+// ALL_PROXY) that tunnels CONNECT and forwards http:// requests to the
+// listed destinations and nowhere else. The proxy resolves names itself,
+// and refuses loopback, private, link-local and cloud metadata addresses
+// unless an entry names the address itself. Every attempt, allowed
+// or refused, is in the Result's connections. An empty list, like an
+// empty mapping, allows nothing, as false does, but reports each attempt;
+// a program that ignores the proxy variables reaches nothing at all.
 //
 // # Examples
 //
