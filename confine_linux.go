@@ -90,6 +90,11 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 		self = "/proc/self/fd/" + strconv.Itoa(confine.ExecutableFD)
 	}
 	req.Rules = append(req.Rules, confine.ExecutableRules(inv.Path, exe, self)...)
+	filters, err := confine.Filters(!c.UnixSockets)
+	if err != nil {
+		return nil, fmt.Errorf("execgate: cannot start %s confined: %w", inv.Path, err)
+	}
+	req.Filters = filters
 	l, err := confine.NewLaunch(req, exe)
 	if err != nil {
 		return nil, fmt.Errorf("execgate: cannot start %s: creating the confinement helper's pipes: %w", inv.Path, err)

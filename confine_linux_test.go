@@ -539,6 +539,9 @@ func forgedRequest(t *testing.T, touch, target, token string) []*os.File {
 		Rules:      []confine.Rule{{Path: filepath.Dir(target), Access: confine.AccessWrite | confine.AccessReadDir | confine.AccessReadFile}},
 		BestEffort: true}
 	req.Rules = append(req.Rules, confine.ExecutableRules(touch, nil, "")...)
+	filters, err := confine.Filters(true)
+	require.NoError(t, err)
+	req.Filters = filters
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	_, err = w.Write(req.Encode())
@@ -930,4 +933,31 @@ func survivorPID(t *testing.T, dir string) int {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err, "%q", b)
 	return pid
+}
+
+// A helper whose request carries no system call filters refuses it and
+// runs nothing: the filters are part of the confinement, never left out.
+func TestConfinement_HelperRefusesARequestWithoutItsFilters(t *testing.T) {
+	prog := buildProg(t)
+	touch := lookTool(t, "touch")
+	target := filepath.Join(t.TempDir(), "touched")
+	token := strings.Repeat("cd", confine.TokenSize)
+	files := forgedRequest(t, touch, target, token)
+	req := confine.Request{Token: token, Path: touch, Argv: []string{touch, target}, Env: []string{}, BestEffort: true,
+		Rules: []confine.Rule{{Path: filepath.Dir(target), Access: confine.AccessWrite | confine.AccessReadDir | confine.AccessReadFile}}}
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	_, err = w.Write(req.Encode())
+	require.NoError(t, err)
+	w.Close()
+	t.Cleanup(func() { r.Close() })
+	files[0] = r
+	_, errOut, code := progRun(t, prog, []string{confine.Marker, token}, []string{}, files, nil)
+	assert.Equal(t, 2, code, "%s", errOut)
+	assert.NoFileExists(t, target)
+
+	// The same request with them runs.
+	_, errOut, code = progRun(t, prog, []string{confine.Marker, token}, []string{}, forgedRequest(t, touch, target, token), nil)
+	assert.Equal(t, 0, code, "%s", errOut)
+	assert.FileExists(t, target)
 }

@@ -196,9 +196,8 @@ func confineAndExec(req *Request, status *os.File) error {
 	if req.PinnedFD {
 		path = pinnedPath
 	}
-	// After everything else, as it refuses calls the steps above make;
-	// before the limits, as building it allocates.
-	if err := loadSyscallFilters(!req.UnixSockets); err != nil {
+	// After everything else, as they refuse calls the steps above make.
+	if err := loadSyscallFilters(req.Filters); err != nil {
 		return err
 	}
 	argv, env := req.Argv, req.Env
@@ -285,7 +284,8 @@ func dropCapabilities() error {
 		return fmt.Errorf("clearing the ambient set: %w", err)
 	}
 	if hasCapability(unix.CAP_SETPCAP) {
-		for c := 0; c <= lastCapability(); c++ {
+		last := lastCapability()
+		for c := 0; c <= last; c++ {
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
 			}
@@ -403,3 +403,10 @@ func closeAboveStderrOnExec() {
 		}
 	}
 }
+
+// init enters the helper as early as the program's initialization allows:
+// Go initializes packages in the order of their import paths, each once
+// its imports are, so this one runs before most of what the program that
+// embeds execgate imports (a validator's tables, a schema library, a
+// protocol SDK), whose initialization a helper would only pay for.
+func init() { RunHelperIfRequested() }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"unsafe"
 
+	"sync"
+
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
@@ -201,33 +203,65 @@ func socketFilter(noUnix bool) ([]bpf.RawInstruction, error) {
 	return bpf.Assemble(prog)
 }
 
-// loadSyscallFilters installs, on the calling thread (which the target
-// keeps through execve), the architecture check and the deny list, with
-// Unix sockets refused when noUnix is set.
-// no_new_privs must already be set.
-func loadSyscallFilters(noUnix bool) error {
-	raw, err := archFilter()
-	if err != nil {
-		return fmt.Errorf("building the architecture filter: %w", err)
+// Filters returns the system call filters of a confined command, in the
+// order the helper installs them: the architecture check, the socket
+// filter (Unix sockets refused when noUnix is set) and the deny list. They
+// are built once per process for each value of noUnix, by the parent, and
+// sent to the helper in its Request, so that no helper spends its start
+// assembling them.
+func Filters(noUnix bool) ([][]bpf.RawInstruction, error) {
+	if noUnix {
+		return filtersNoUnix()
 	}
-	if err := loadFilter(raw); err != nil {
-		return fmt.Errorf("loading the architecture filter: %w", err)
+	return filtersUnix()
+}
+
+var (
+	filtersNoUnix = sync.OnceValues(func() ([][]bpf.RawInstruction, error) { return buildSyscallFilters(true) })
+	filtersUnix   = sync.OnceValues(func() ([][]bpf.RawInstruction, error) { return buildSyscallFilters(false) })
+)
+
+// buildSyscallFilters assembles the three filters Filters returns.
+func buildSyscallFilters(noUnix bool) ([][]bpf.RawInstruction, error) {
+	archF, err := archFilter()
+	if err != nil {
+		return nil, fmt.Errorf("building the architecture filter: %w", err)
 	}
 	sockets, err := socketFilter(noUnix)
 	if err != nil {
-		return fmt.Errorf("building the socket filter: %w", err)
-	}
-	if err := loadFilter(sockets); err != nil {
-		return fmt.Errorf("loading the socket filter: %w", err)
+		return nil, fmt.Errorf("building the socket filter: %w", err)
 	}
 	policy, err := syscallPolicy()
 	if err != nil {
-		return fmt.Errorf("building the system call filter: %w", err)
+		return nil, fmt.Errorf("building the system call filter: %w", err)
 	}
-	// Not FilterFlagTSync: the filter belongs on this thread, the one
-	// that starts the target, and on no other thread of the helper.
-	if err := seccomp.LoadFilter(seccomp.Filter{Policy: policy}); err != nil {
-		return fmt.Errorf("loading the system call filter: %w", err)
+	insts, err := policy.Assemble()
+	if err != nil {
+		return nil, fmt.Errorf("building the system call filter: %w", err)
+	}
+	deny, err := bpf.Assemble(insts)
+	if err != nil {
+		return nil, fmt.Errorf("building the system call filter: %w", err)
+	}
+	return [][]bpf.RawInstruction{archF, sockets, deny}, nil
+}
+
+// filterNames name the filters of Filters, in order, for errors.
+var filterNames = []string{"the architecture filter", "the socket filter", "the system call filter"}
+
+// loadSyscallFilters installs filters, as Filters returns them, on the
+// calling thread (which the target keeps through execve). Not with
+// SECCOMP_FILTER_FLAG_TSYNC: the filters belong on this thread, the one
+// that starts the target, and on no other thread of the helper.
+// no_new_privs must already be set.
+func loadSyscallFilters(filters [][]bpf.RawInstruction) error {
+	if len(filters) != len(filterNames) {
+		return fmt.Errorf("the request carries %d system call filters, not %d", len(filters), len(filterNames))
+	}
+	for i, f := range filters {
+		if err := loadFilter(f); err != nil {
+			return fmt.Errorf("loading %s: %w", filterNames[i], err)
+		}
 	}
 	return nil
 }

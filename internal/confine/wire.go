@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"golang.org/x/net/bpf"
 )
 
 // Marker is argv[1] of a helper process. Together with argv[2], the
@@ -40,6 +42,13 @@ const TokenSize = 32
 
 // MaxRequestSize bounds the encoded Request a helper accepts.
 const MaxRequestSize = 64 << 20
+
+// maxFilters and maxFilterInstructions bound the system call filters a
+// Request carries (the kernel's BPF_MAXINSNS is 4096).
+const (
+	maxFilters            = 8
+	maxFilterInstructions = 4096
+)
 
 // maxStatusSize bounds what the parent reads from the status pipe.
 const maxStatusSize = 64 << 10
@@ -118,6 +127,10 @@ type Request struct {
 	ScopeAbstractUnix bool
 	// Limits are the resource limits.
 	Limits Limits
+	// Filters are the system call filters the helper installs, in order,
+	// as the parent built them (Filters in seccomp_linux.go): a helper
+	// refuses a request that does not carry all of them.
+	Filters [][]bpf.RawInstruction
 	// BestEffort lets the helper go on when the kernel lacks Landlock,
 	// reporting what it could not apply, instead of failing.
 	BestEffort bool
@@ -149,6 +162,13 @@ func (r *Request) Encode() []byte {
 	e.bool(r.ReadOnlyTree)
 	e.bool(r.UnixSockets)
 	e.bool(r.EgressListener)
+	e.u64(uint64(len(r.Filters)))
+	for _, f := range r.Filters {
+		e.u64(uint64(len(f)))
+		for _, in := range f {
+			e.u64(uint64(in.Op)<<48 | uint64(in.Jt)<<40 | uint64(in.Jf)<<32 | uint64(in.K))
+		}
+	}
 	return e.b
 }
 
@@ -184,6 +204,23 @@ func DecodeRequest(b []byte) (*Request, error) {
 	r.ReadOnlyTree = d.bool()
 	r.UnixSockets = d.bool()
 	r.EgressListener = d.bool()
+	if n := d.count(8); n <= maxFilters {
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			m := d.count(8)
+			if m == 0 || m > maxFilterInstructions {
+				d.fail()
+				break
+			}
+			f := make([]bpf.RawInstruction, 0, m)
+			for j := uint64(0); j < m && d.err == nil; j++ {
+				v := d.u64()
+				f = append(f, bpf.RawInstruction{Op: uint16(v >> 48), Jt: uint8(v >> 40), Jf: uint8(v >> 32), K: uint32(v)})
+			}
+			r.Filters = append(r.Filters, f)
+		}
+	} else {
+		d.fail()
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/bpf"
 )
 
 func sampleRequest() *Request {
@@ -101,4 +102,27 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("accepted %q, which encodes back as %q", b, r.Encode())
 		}
 	})
+}
+
+// A request carries the system call filters whole, and a helper refuses
+// one that carries too many or an empty one.
+func TestRequest_FiltersRoundTrip(t *testing.T) {
+	filters := [][]bpf.RawInstruction{
+		{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 0, K: 0xc000003e}, {Op: 0x06, K: 0x80000000}, {Op: 0x06, K: 0x7fff0000}},
+		{{Op: 0x06, K: 0x7fff0000}},
+	}
+	req := Request{Token: "t", Path: "/bin/true", Argv: []string{"/bin/true"}, Filters: filters}
+	got, err := DecodeRequest(req.Encode())
+	require.NoError(t, err)
+	assert.Equal(t, filters, got.Filters)
+
+	tooMany := make([][]bpf.RawInstruction, maxFilters+1)
+	for i := range tooMany {
+		tooMany[i] = []bpf.RawInstruction{{Op: 0x06}}
+	}
+	for _, bad := range [][][]bpf.RawInstruction{{nil}, tooMany} {
+		req.Filters = bad
+		_, err := DecodeRequest(req.Encode())
+		assert.Error(t, err, "%d filters", len(bad))
+	}
 }
