@@ -9,9 +9,12 @@
 // there: in the process that will execute the command, and not in the
 // caller. So execgate's DefaultExecFn starts the running program itself
 // again (/proc/self/exe), with an argv of exactly [name, Marker, token]
-// and an empty environment. RunHelperIfRequested, called from the init
-// function of package execgate, recognizes that argv, reads a Request from
-// descriptor 3, confines the process and executes the command.
+// and an empty environment. RunHelperIfRequested, called from this
+// package's init function (which Go runs before the packages whose import
+// paths sort after this one and that do not depend on it, so a helper
+// skips most of the embedding program's initialization), recognizes that
+// argv, reads a Request from descriptor 3, confines the process and
+// executes the command.
 //
 // In order, the helper: makes its mount namespace read-only but for the
 // write paths (see mount_linux.go); brings up the loopback interface of
@@ -32,7 +35,7 @@
 // In the normal case it is the first process of a new PID namespace, and
 // so is the command: when it ends, the kernel kills whatever is left in
 // the namespace.
-// Descriptors 3, 4 and 5 are close-on-exec by then, so the command
+// Descriptors 3, 4, 5 and 6 are close-on-exec by then, so the command
 // inherits none of them. A failure is reported on descriptor 4 and the
 // helper exits with status 2: the command never runs unconfined by
 // accident.
