@@ -18,7 +18,9 @@
 //
 // In order, the helper: makes its mount namespace read-only but for the
 // write paths (see mount_linux.go); brings up the loopback interface of
-// its new network namespace (when the command has no network); drops every
+// its new network namespace (when the command has no network), and, for a
+// command with an egress list, binds the egress proxy's listener on
+// 127.0.0.1:3128 there and sends it to the parent on descriptor 6; drops every
 // capability it has (ambient, bounding where it may, effective, permitted
 // and inheritable, with the secure bits that keep root from regaining
 // them); sets no_new_privs; builds and enforces a Landlock ruleset on the
@@ -26,7 +28,9 @@
 // no_new_privs and capabilities belong to a thread, and execve keeps the
 // calling thread's); installs three seccomp filters on that thread (an
 // architecture check, the sockets and the deny list, see
-// seccomp_linux.go); reports "ready" on descriptor 4; sets the resource
+// seccomp_linux.go; the parent builds them once and sends them in the
+// Request, and a Request without them is refused); reports "ready" on
+// descriptor 4; sets the resource
 // limits, last, as a new mapping may fail from then on; and executes the
 // command with syscall.Exec: same process, same PID, same process group
 // (a session of its own) and pipes, so the caller supervises the command
