@@ -162,3 +162,33 @@ tools:
 	assert.Equal(t, "tools[0].confine.network.deny[1]", list[1].Path)
 	assert.Contains(t, list[1].Message, `has no port`)
 }
+
+// TestProfileEgress: the curl profile reaches each host a site lists on
+// port 443, and gh reaches GitHub's, both through the egress proxy, with
+// no network of their own.
+func TestProfileEgress(t *testing.T) {
+	bin := standIns(t, "curl", "gh")
+	l := mustLoad(t, `version: 1
+tools:
+  - profile: curl
+    bin: `+bin+`/curl
+    working_dir: `+t.TempDir()+`
+    hosts: [example.com, api.example.org]
+  - profile: gh
+    bin: `+bin+`/gh
+    working_dir: `+t.TempDir()+`
+`)
+	for name, allow := range map[string][]string{
+		"curl.run":    {"api.example.org:443", "example.com:443"},
+		"gh.pr-list":  {"api.github.com:443", "github.com:443"},
+		"gh.run-view": {"api.github.com:443", "github.com:443"},
+	} {
+		s, ok := l.Allowlist.Lookup(name)
+		require.True(t, ok, name)
+		require.NotNil(t, s.Confine, name)
+		assert.False(t, s.Confine.Network, name)
+		assert.Equal(t, &execgate.Egress{Allow: allow}, s.Confine.Egress, name)
+		assert.NotContains(t, s.Confine.Read, "/etc/resolv.conf", "%s resolves no name itself: the proxy does", name)
+	}
+	assert.Empty(t, l.Warnings())
+}

@@ -163,6 +163,10 @@ func (d *decoder) siteValues(name string, marks []string, pairs []*yaml.Node, en
 //     nothing else);
 //   - a mark inside a description becomes the values as a list ("a, b"),
 //     so the model is told every one;
+//   - an item of a confine's network list, or of its allow and deny
+//     lists, that holds a mark becomes one item per value, the mark
+//     replaced (hosts: [a, b] makes ['${hosts}:443'] into [a:443, b:443]):
+//     every listed host is reachable, not only the first;
 //   - a mark anywhere else becomes the first value (a default such as
 //     --namespace=${namespaces}, or an example's host).
 func fillSite(n *yaml.Node, vals map[string][]string) {
@@ -202,6 +206,9 @@ func fillSite(n *yaml.Node, vals map[string][]string) {
 				})
 				continue
 			}
+			if k.Value == "confine" {
+				fillEgress(v, vals)
+			}
 			fillSite(v, vals)
 		}
 	case yaml.ScalarNode:
@@ -216,6 +223,57 @@ func fillSite(n *yaml.Node, vals map[string][]string) {
 			fillSite(c, vals)
 		}
 	}
+}
+
+// fillEgress expands the marks in the egress entries of the confine
+// mapping c: its network list, or the allow and deny lists of its network
+// mapping. An entry becomes one entry per combination of the values of
+// the marks it holds.
+func fillEgress(c *yaml.Node, vals map[string][]string) {
+	network := mapValue(c, "network")
+	lists := []*yaml.Node{network}
+	if network != nil && network.Kind == yaml.MappingNode {
+		lists = []*yaml.Node{mapValue(network, "allow"), mapValue(network, "deny")}
+	}
+	for _, l := range lists {
+		if l == nil || l.Kind != yaml.SequenceNode {
+			continue
+		}
+		var out []*yaml.Node
+		for _, e := range l.Content {
+			if e.Kind != yaml.ScalarNode || !siteMark.MatchString(e.Value) {
+				out = append(out, e)
+				continue
+			}
+			for _, v := range expandMarks(e.Value, vals) {
+				item := *e
+				item.Value = v
+				out = append(out, &item)
+			}
+		}
+		l.Content = out
+	}
+}
+
+// expandMarks returns s once for every combination of the values of the
+// marks it holds, each mark replaced by its value.
+func expandMarks(s string, vals map[string][]string) []string {
+	out := []string{s}
+	seen := map[string]bool{}
+	for _, m := range siteMark.FindAllStringSubmatch(s, -1) {
+		if seen[m[1]] {
+			continue
+		}
+		seen[m[1]] = true
+		var next []string
+		for _, o := range out {
+			for _, v := range vals[m[1]] {
+				next = append(next, strings.ReplaceAll(o, m[0], v))
+			}
+		}
+		out = next
+	}
+	return out
 }
 
 // markProfile records, for each node of the profile entry n, the line it

@@ -126,3 +126,56 @@ bare: {confine: {read: [/usr]}}
 	assert.Nil(t, got.Commands["b"].Confine, "a command without one inherits the tool's")
 	assert.Equal(t, []string{"/srv/root", "/usr"}, got.Bare.Confine["read"])
 }
+
+// TestFillSite_EgressEntries fills the site values into the egress
+// entries of a confine: an entry that holds a mark, such as
+// '${hosts}:443', becomes one entry per value, in the tool's confine and
+// in a command's own, in the list form and in allow and deny; a mark in
+// any other list item still becomes the first value.
+func TestFillSite_EgressEntries(t *testing.T) {
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal([]byte(`
+global_args: ['--url=https://${hosts}/']
+confine: {network: ['${hosts}:443', 'static.example.net:80', '${hosts}']}
+commands:
+  a:
+    confine:
+      network:
+        allow: ['${hosts}:443', 'mirror.${hosts}:8000-8999']
+        deny: ['admin.${hosts}:*']
+  b: {confine: {network: true}}
+`), &doc))
+	entry := doc.Content[0]
+	fillSite(entry, map[string][]string{"hosts": {"api.example.com", "b.example.org"}})
+	var got struct {
+		GlobalArgs []string `yaml:"global_args"`
+		Confine    struct {
+			Network []string `yaml:"network"`
+		} `yaml:"confine"`
+		Commands map[string]struct {
+			Confine struct {
+				Network any `yaml:"network"`
+			} `yaml:"confine"`
+		} `yaml:"commands"`
+	}
+	require.NoError(t, entry.Decode(&got))
+	assert.Equal(t, []string{"--url=https://api.example.com/"}, got.GlobalArgs, "a mark in another list's item is the first value")
+	assert.Equal(t, []string{"api.example.com:443", "b.example.org:443", "static.example.net:80", "api.example.com", "b.example.org"},
+		got.Confine.Network, "an entry holding a mark is one entry per host")
+	assert.Equal(t, map[string]any{
+		"allow": []any{"api.example.com:443", "b.example.org:443", "mirror.api.example.com:8000-8999", "mirror.b.example.org:8000-8999"},
+		"deny":  []any{"admin.api.example.com:*", "admin.b.example.org:*"},
+	}, got.Commands["a"].Confine.Network, "so is one of a command's allow and deny lists")
+	assert.Equal(t, true, got.Commands["b"].Confine.Network)
+}
+
+// TestExpandMarks makes one string per combination of the values of the
+// marks a string holds; a mark without values makes none.
+func TestExpandMarks(t *testing.T) {
+	vals := map[string][]string{"hosts": {"a.example", "b.example"}, "namespaces": {"x", "y"}}
+	assert.Equal(t, []string{"plain:443"}, expandMarks("plain:443", vals))
+	assert.Equal(t, []string{"a.example:443", "b.example:443"}, expandMarks("${hosts}:443", vals))
+	assert.Equal(t, []string{"a.example.a.example", "b.example.b.example"}, expandMarks("${hosts}.${hosts}", vals), "a mark twice is one value twice")
+	assert.Equal(t, []string{"x.a.example", "x.b.example", "y.a.example", "y.b.example"}, expandMarks("${namespaces}.${hosts}", vals))
+	assert.Empty(t, expandMarks("${kubeconfig}:1", vals))
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,9 +17,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,32 +38,105 @@ import (
 )
 
 // The proof tests of the profiles that reach the network (curl and gh)
-// run the real program against HTTPS servers this test starts on
-// 127.0.0.1, under a certificate for "localhost" signed by a CA of the
-// test's own. The profile trusts only the system's CAs and names no port,
-// so the test runs it through a tools entry built from the profile's own
-// text with what only the test knows added: the variable that points the
-// program at the test's CA, the file's read permission, and for gh the
-// host of the test server (GH_HOST). Everything else (the grammar, the
-// fixed arguments, the rest of the environment and of the confinement) is
-// the profile's. Beside the server runs a stray listener that no call may
-// reach: every attack that would send a request elsewhere aims at it.
+// run the real program against HTTPS servers this test starts, under a
+// certificate for a name signed by a CA of the test's own. The programs
+// reach them as they reach a host in production: through the gate's
+// egress proxy, which resolves the name itself, in the gate's network.
+// So the name must be one the gate's resolver maps to an address of this
+// machine (see newNetProofHost), and it cannot be "localhost": that is in
+// NO_PROXY, and a program would connect to it directly, inside its
+// network namespace, where nothing listens.
+//
+// The profile trusts only the system's CAs and names no port, so the test
+// runs it through a tools entry built from the profile's own text with
+// what only the test knows added: the variable that points the program at
+// the test's CA, the file's read permission, for gh the host of the test
+// server (GH_HOST), and two egress entries: the name on the test server's
+// port, and the server's address on that port (the proxy refuses a
+// loopback or private address unless an entry names the address; the
+// profile's own entries stay). Everything else (the grammar, the fixed
+// arguments, the rest of the environment and of the confinement) is the
+// profile's. Beside the server runs a stray listener, on the same
+// address, that no call may reach: every attack that would send a request
+// elsewhere aims at it.
 
-// netProofCA is a self-signed certificate for localhost, the CA of the
-// test servers, and the PEM file holding it.
+// netProofHost is the name the test servers are reached by and the
+// address of this machine it stands for.
+type netProofHost struct {
+	name string
+	addr netip.Addr
+}
+
+// at is the host's address and port as an egress entry and a URL's
+// authority write it ("127.0.1.1:8443", "[::1]:8443").
+func (h netProofHost) at(port int) string {
+	return netip.AddrPortFrom(h.addr, uint16(port)).String()
+}
+
+// netProofHostName is a name the curl profile's hosts may list.
+var netProofHostName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+
+// newNetProofHost finds a name that the resolver of a Go program (the
+// gate's) maps to a loopback or private address this machine can listen
+// on, one the proxy refuses unless an entry names it: the machine's host
+// name, which /etc/hosts holds on Debian (127.0.1.1 as the installer
+// writes it, the container's address in a container, 127.0.0.1 on some
+// virtual machines), else ip6-localhost or ip6-loopback (::1 in the
+// /etc/hosts of Debian and of Docker).
+func newNetProofHost(t *testing.T) netProofHost {
+	t.Helper()
+	var names []string
+	if h, err := os.Hostname(); err == nil {
+		names = append(names, strings.ToLower(h))
+	}
+	names = append(names, "ip6-localhost", "ip6-loopback")
+	var tried []string
+	for _, name := range names {
+		if name == "localhost" || !netProofHostName.MatchString(name) || net.ParseIP(name) != nil {
+			tried = append(tried, name+": not a name the test can use")
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+		cancel()
+		if err != nil {
+			tried = append(tried, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		for _, a := range addrs {
+			a = a.Unmap()
+			if !a.IsLoopback() && !a.IsPrivate() {
+				tried = append(tried, fmt.Sprintf("%s: %s is neither a loopback nor a private address", name, a))
+				continue
+			}
+			l, err := net.Listen("tcp", netip.AddrPortFrom(a, 0).String())
+			if err != nil {
+				tried = append(tried, fmt.Sprintf("%s: %s: %v", name, a, err))
+				continue
+			}
+			l.Close()
+			return netProofHost{name: name, addr: a}
+		}
+	}
+	t.Fatalf("no name resolves to a loopback or private address of this machine (%s); the test needs the host name or ip6-localhost in /etc/hosts", strings.Join(tried, "; "))
+	return netProofHost{}
+}
+
+// netProofCA is a self-signed certificate for the test's host name, the
+// CA of the test servers, and the PEM file holding it.
 type netProofCA struct {
 	cert tls.Certificate
 	file string
 }
 
-func newNetProofCA(t *testing.T) netProofCA {
+func newNetProofCA(t *testing.T, name string) netProofCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "localhost"},
-		DNSNames:              []string{"localhost"},
+		Subject:               pkix.Name{CommonName: name},
+		DNSNames:              []string{name},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(24 * time.Hour),
 		IsCA:                  true,
@@ -80,8 +156,8 @@ type netProofRequest struct {
 	method, uri, header, body string
 }
 
-// netProofServer is an HTTPS server on 127.0.0.1 that records every
-// request it is sent.
+// netProofServer is an HTTPS server on the test host's address that
+// records every request it is sent.
 type netProofServer struct {
 	srv  *httptest.Server
 	port int
@@ -91,7 +167,7 @@ type netProofServer struct {
 
 // newNetProofServer starts an HTTPS server with ca's certificate; h
 // answers each request after it is recorded, its body already read.
-func newNetProofServer(t *testing.T, ca netProofCA, h func(w http.ResponseWriter, r *http.Request, body []byte)) *netProofServer {
+func newNetProofServer(t *testing.T, ca netProofCA, host netProofHost, h func(w http.ResponseWriter, r *http.Request, body []byte)) *netProofServer {
 	t.Helper()
 	s := &netProofServer{}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -107,6 +183,10 @@ func newNetProofServer(t *testing.T, ca netProofCA, h func(w http.ResponseWriter
 		s.mu.Unlock()
 		h(w, r, body)
 	}))
+	ln, err := net.Listen("tcp", host.at(0))
+	require.NoError(t, err)
+	s.srv.Listener.Close()
+	s.srv.Listener = ln
 	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.cert}}
 	// A client that refuses the certificate is what some calls are for.
 	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -133,16 +213,16 @@ func (s *netProofServer) assertNothingLeaked(t *testing.T, methods ...string) {
 	}
 }
 
-// netProofStray is a TCP listener on 127.0.0.1 that no call may reach:
-// it counts the connections it accepts and closes each.
+// netProofStray is a TCP listener on the test host's address that no
+// call may reach: it counts the connections it accepts and closes each.
 type netProofStray struct {
 	port     int
 	accepted atomic.Int64
 }
 
-func newNetProofStray(t *testing.T) *netProofStray {
+func newNetProofStray(t *testing.T, host netProofHost) *netProofStray {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", host.at(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
 	s := &netProofStray{port: ln.Addr().(*net.TCPAddr).Port}
@@ -166,13 +246,15 @@ type netProofEntry struct {
 	env        map[string]string // variables added to the profile's env
 	globalArgs []string          // tokens appended to its global_args
 	read       []string          // paths added to its confine read
+	egress     []string          // entries added to its confine network list
 }
 
 // netProofConfig writes a configuration with one tools entry: the text of
 // the profile, with ${hosts} filled in as the loader fills it for one
 // host (a pattern's mark becomes the quoted host in a group, any other
 // mark the host), bin and working_dir set, the working directory added to
-// the confinement's read paths as the loader adds it, and what e adds.
+// the confinement's read paths as the loader adds it, and what e adds
+// (the egress entries to the profile's network list).
 func (s *proofScene) netProofConfig(t *testing.T, profile string, e netProofEntry) string {
 	t.Helper()
 	data, ok := profiles.Lookup(profile)
@@ -202,10 +284,18 @@ func (s *proofScene) netProofConfig(t *testing.T, profile string, e netProofEntr
 	for _, a := range e.globalArgs {
 		ga.Content = append(ga.Content, str(a))
 	}
-	read := child(child(entry, "confine", yaml.MappingNode), "read", yaml.SequenceNode)
+	confine := child(entry, "confine", yaml.MappingNode)
+	read := child(confine, "read", yaml.SequenceNode)
 	read.Content = append([]*yaml.Node{str(s.root)}, read.Content...)
 	for _, p := range e.read {
 		read.Content = append(read.Content, str(p))
+	}
+	if len(e.egress) > 0 {
+		network := child(confine, "network", yaml.SequenceNode)
+		require.Equal(t, yaml.SequenceNode, network.Kind, "the profile's network is a list of hosts")
+		for _, h := range e.egress {
+			network.Content = append(network.Content, str(h))
+		}
 	}
 	top := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
 		str("version"), {Kind: yaml.ScalarNode, Tag: "!!int", Value: "1"},
@@ -237,10 +327,34 @@ func netProofFillHosts(n *yaml.Node, host string) {
 	}
 }
 
+// netProofDest is where the connections of a call that reaches the test
+// server go: the name the program asks the egress proxy for, the port,
+// and the address the proxy connects to.
+type netProofDest struct {
+	host    string
+	port    int
+	address string
+}
+
+// assertReached checks that the call connected through the egress proxy,
+// and that each of its connections went to dest, allowed, with bytes
+// both ways.
+func assertReached(t *testing.T, r execgate.Result, dest netProofDest) {
+	t.Helper()
+	require.NotEmpty(t, r.Connections, "the call connected through the egress proxy")
+	for _, c := range r.Connections {
+		assert.Equal(t, execgate.Connection{Host: dest.host, Port: dest.port, Kind: "connect", Allowed: true, Address: dest.address,
+			BytesSent: c.BytesSent, BytesReceived: c.BytesReceived}, c)
+		assert.Positive(t, c.BytesSent, "bytes went to the server")
+		assert.Positive(t, c.BytesReceived, "bytes came back")
+	}
+}
+
 // runNetAllowExamples runs every allow example of the profile for real,
 // with ${hosts} in its arguments read as host: each must exit 0, print
-// something on stdout, and print neither the canary nor secret.
-func (s *proofScene) runNetAllowExamples(t *testing.T, profile, host, secret string) {
+// something on stdout, print neither the canary nor secret, and reach
+// dest, and only dest, through the egress proxy.
+func (s *proofScene) runNetAllowExamples(t *testing.T, profile, host, secret string, dest netProofDest) {
 	t.Helper()
 	ex := allowExamples(t, profile)
 	require.NotEmpty(t, ex)
@@ -260,6 +374,8 @@ func (s *proofScene) runNetAllowExamples(t *testing.T, profile, host, secret str
 				r := netProofResult(t, out)
 				assert.Equal(t, 0, r.ExitCode, r.Stderr)
 				assert.NotEmpty(t, r.Stdout, "the call printed what it fetched")
+				assert.Contains(t, out, `"connections": [`, "the Result reports the connections")
+				assertReached(t, r, dest)
 				assert.NotContains(t, out, proofCanary)
 				if secret != "" {
 					assert.NotContains(t, out, secret)
@@ -293,14 +409,20 @@ func (s *proofScene) netRefusedBeforeRunning(t *testing.T, attacks []attack) {
 }
 
 func TestProfileProof_Curl(t *testing.T) {
-	ca := newNetProofCA(t)
-	stray := newNetProofStray(t)
-	strayURL := "https://127.0.0.1:" + strconv.Itoa(stray.port) + "/"
-	srv := newNetProofServer(t, ca, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+	host := newNetProofHost(t)
+	name := host.name
+	ca := newNetProofCA(t, name)
+	stray := newNetProofStray(t, host)
+	strayAddr := host.at(stray.port)
+	strayURL := "https://" + strayAddr + "/"
+	srv := newNetProofServer(t, ca, host, func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		switch r.URL.Path {
 		case "/redirect":
-			// A listed host that sends curl elsewhere.
-			http.Redirect(w, r, strayURL, http.StatusFound)
+			// A listed host that sends curl elsewhere: to the stray
+			// listener, under the listed name (an address of this
+			// machine's loopback would be in NO_PROXY, and curl would
+			// connect to it in its own network, where nothing listens).
+			http.Redirect(w, r, "https://"+net.JoinHostPort(name, strconv.Itoa(stray.port))+"/", http.StatusFound)
 		case "/README":
 			http.ServeContent(w, r, "README", time.Time{}, strings.NewReader("hello from the listed host\n"))
 		default:
@@ -308,34 +430,44 @@ func TestProfileProof_Curl(t *testing.T) {
 			fmt.Fprintf(w, "{\"hello\":\"from the listed host\",\"path\":%q}\n", r.URL.Path)
 		}
 	})
+	port := strconv.Itoa(srv.port)
 
 	// The scene's own configuration names the profile with hosts:
-	// [localhost]; site is the same profile with the test's CA trusted
-	// and localhost:443 sent to the test server's port (a fixed
-	// --connect-to the caller cannot give).
-	s := newProofSceneWith(t, "curl", "    hosts: [localhost]\n")
+	// [name]; site is the same profile with the test's CA trusted and
+	// name:443 sent to the test server's port (a fixed --connect-to the
+	// caller cannot give; through a proxy, curl asks it for name:port),
+	// which the egress list allows by name and by address.
+	s := newProofSceneWith(t, "curl", "    hosts: ["+name+"]\n")
 	require.NoError(t, os.WriteFile(filepath.Join(s.root, ".curlrc"),
 		[]byte("output = \""+s.marker+"\"\nurl = \"file://"+s.secret+"\"\n"), 0o644))
-	connectTo := []string{"--connect-to", "localhost:443:127.0.0.1:" + strconv.Itoa(srv.port)}
+	connectTo := []string{"--connect-to", name + ":443::" + port}
+	egress := []string{name + ":" + port, host.at(srv.port)}
+	entry := func(globalArgs []string, egress []string) string {
+		return s.netProofConfig(t, "curl", netProofEntry{
+			host:       name,
+			env:        map[string]string{"CURL_CA_BUNDLE": ca.file},
+			globalArgs: globalArgs,
+			read:       []string{ca.file},
+			egress:     egress,
+		})
+	}
 	site := *s
-	site.config = s.netProofConfig(t, "curl", netProofEntry{
-		host:       "localhost",
-		env:        map[string]string{"CURL_CA_BUNDLE": ca.file},
-		globalArgs: connectTo,
-		read:       []string{ca.file},
-	})
+	site.config = entry(connectTo, egress)
+	dest := netProofDest{host: name, port: srv.port, address: host.at(srv.port)}
 
 	// The profile trusts the system's CAs and no other: without the
 	// test's CA the call fails verification after curl read the system
 	// store through the confinement (curl exits 77 when it cannot read
 	// the store, 60 when the server's certificate is not in it).
 	untrusted := *s
-	untrusted.config = s.netProofConfig(t, "curl", netProofEntry{host: "localhost", globalArgs: connectTo})
-	code, out := untrusted.run(t, "curl.run", args("https://localhost/"))
+	untrusted.config = s.netProofConfig(t, "curl", netProofEntry{host: name, globalArgs: connectTo, egress: egress})
+	code, out := untrusted.run(t, "curl.run", args("https://"+name+"/"))
 	require.Equal(t, exitFailed, code, out)
-	assert.Equal(t, 60, netProofResult(t, out).ExitCode, out)
+	r := netProofResult(t, out)
+	assert.Equal(t, 60, r.ExitCode, out)
+	assertReached(t, r, dest)
 
-	site.runNetAllowExamples(t, "curl", "localhost", "")
+	site.runNetAllowExamples(t, "curl", name, "", dest)
 	var seen []string
 	for _, r := range srv.requests() {
 		seen = append(seen, r.method+" "+r.uri)
@@ -343,27 +475,26 @@ func TestProfileProof_Curl(t *testing.T) {
 	assert.Subset(t, seen, []string{"GET /", "GET /data.json?page=1&per_page=10", "HEAD /", "GET /api/v1/items", "GET /README"},
 		"each allow example reached the listed host")
 
-	url := "https://localhost/"
+	url := "https://" + name + "/"
 	outside := "../secret.txt"
-	strayAddr := "127.0.0.1:" + strconv.Itoa(stray.port)
 	grammar := []attack{
 		{"a file:// URL of the canary", "curl.run", args("file://" + s.secret)},
 		{"a file:// URL through the link-out symlink", "curl.run", args("file://" + filepath.Join(s.root, "link-out"))},
-		{"plain http", "curl.run", args("http://localhost/")},
+		{"plain http", "curl.run", args("http://" + name + "/")},
 		{"another scheme (dict)", "curl.run", args("dict://" + strayAddr + "/info")},
 		{"an unlisted host: the stray listener", "curl.run", args(strayURL)},
-		{"the listed host on the stray port", "curl.run", args("https://localhost:" + strconv.Itoa(stray.port) + "/")},
-		{"the listed name as userinfo", "curl.run", args("https://localhost@" + strayAddr + "/")},
-		{"userinfo before the listed name", "curl.run", args("https://user:pw@localhost/")},
-		{"the listed name as the start of a longer one", "curl.run", args("https://localhost.evil.example/")},
-		{"a trailing dot", "curl.run", args("https://localhost./")},
-		{"a backslash before userinfo", "curl.run", args(`https://localhost\@` + strayAddr + "/")},
-		{"a percent-encoded slash before userinfo", "curl.run", args("https://localhost%2F@" + strayAddr + "/")},
-		{"a fragment before userinfo", "curl.run", args("https://localhost#@" + strayAddr + "/")},
-		{"an IDN of full-width digits for the stray address", "curl.run", args("https://１２７.０.０.１:" + strconv.Itoa(stray.port) + "/")},
-		{"an IDN of full-width letters for the listed name", "curl.run", args("https://ｌｏｃａｌｈｏｓｔ/")},
-		{"URL globbing of two hosts", "curl.run", args("https://{localhost," + strayAddr + "}/")},
-		{"URL globbing of a range", "curl.run", args("https://localhost/[1-9]")},
+		{"the listed host on the stray port", "curl.run", args("https://" + name + ":" + strconv.Itoa(stray.port) + "/")},
+		{"the listed name as userinfo", "curl.run", args("https://" + name + "@" + strayAddr + "/")},
+		{"userinfo before the listed name", "curl.run", args("https://user:pw@" + name + "/")},
+		{"the listed name as the start of a longer one", "curl.run", args("https://" + name + ".evil.example/")},
+		{"a trailing dot", "curl.run", args("https://" + name + "./")},
+		{"a backslash before userinfo", "curl.run", args(`https://` + name + `\@` + strayAddr + "/")},
+		{"a percent-encoded slash before userinfo", "curl.run", args("https://" + name + "%2F@" + strayAddr + "/")},
+		{"a fragment before userinfo", "curl.run", args("https://" + name + "#@" + strayAddr + "/")},
+		{"an IDN of full-width digits for the stray address", "curl.run", args("https://" + strings.Replace(strayAddr, host.addr.String(), fullWidth(host.addr.String()), 1) + "/")},
+		{"an IDN of full-width letters for the listed name", "curl.run", args("https://" + fullWidth(name) + "/")},
+		{"URL globbing of two hosts", "curl.run", args("https://{" + name + "," + strayAddr + "}/")},
+		{"URL globbing of a range", "curl.run", args("https://" + name + "/[1-9]")},
 		{"a second URL", "curl.run", args(url, strayURL)},
 		{"--url", "curl.run", args("--url", strayURL, url)},
 		{"--next and a second URL", "curl.run", args(url, "--next", strayURL)},
@@ -400,24 +531,91 @@ func TestProfileProof_Curl(t *testing.T) {
 		{"--abstract-unix-socket", "curl.run", args("--abstract-unix-socket", "x", url)},
 		{"-x sends the request to a proxy", "curl.run", args("-x", "http://"+strayAddr, url)},
 		{"--preproxy", "curl.run", args("--preproxy", "socks5://"+strayAddr, url)},
-		{"--resolve points the name elsewhere", "curl.run", args("--resolve", "localhost:443:127.0.0.1", "https://localhost:"+strconv.Itoa(stray.port)+"/")},
-		{"--connect-to sends the name to the stray port", "curl.run", args("--connect-to", "localhost:443:"+strayAddr, url)},
-		{"-L follows the listed host's redirect", "curl.run", args("-L", "https://localhost/redirect")},
+		{"--resolve points the name elsewhere", "curl.run", args("--resolve", name+":443:"+host.addr.String(), "https://"+name+":"+strconv.Itoa(stray.port)+"/")},
+		{"--connect-to sends the name to the stray port", "curl.run", args("--connect-to", name+":443:"+strayAddr, url)},
+		{"-L follows the listed host's redirect", "curl.run", args("-L", url+"redirect")},
 		{"a -q of the caller's", "curl.run", args("-q", url)},
 		{"a range that is not one", "curl.run", args("--range", "0-1,@x", url)},
 	}
 	inert := []attack{
-		{"a listed host's redirect is not followed", "curl.run", args("-i", "https://localhost/redirect")},
-		{"nor with --head", "curl.run", args("--head", "https://localhost/redirect")},
+		{"a listed host's redirect is not followed", "curl.run", args("-i", url+"redirect")},
+		{"nor with --head", "curl.run", args("--head", url+"redirect")},
 		{"a .curlrc in the working directory is not read", "curl.run", args(url)},
-		{"dot segments stay on the listed host", "curl.run", args("https://localhost/../../secret.txt")},
-		{"percent-encoded dot segments are the server's to read", "curl.run", args("https://localhost/%2e%2e/%2e%2e/secret.txt")},
+		{"dot segments stay on the listed host", "curl.run", args(url + "../../secret.txt")},
+		{"percent-encoded dot segments are the server's to read", "curl.run", args(url + "%2e%2e/%2e%2e/secret.txt")},
 	}
 	s.netRefusedBeforeRunning(t, grammar)
 	site.netRefusedBeforeRunning(t, grammar)
 	site.runAttacks(t, append(grammar, inert...))
+
+	// What only the egress list stops. The grammar lets an allow example
+	// through, but a DNS answer that points the listed name at a loopback
+	// address (a rebinding, or a site's own name that resolves inside) is
+	// refused: the proxy connects to a loopback, private or metadata
+	// address only when an entry names the address. The entry here is
+	// the site's without the address entry, as production's would be.
+	rebound := *s
+	rebound.config = entry(connectTo, []string{name + ":" + port})
+	code, out = rebound.run(t, "curl.run", args(url))
+	require.Equal(t, exitFailed, code, out)
+	r = netProofResult(t, out)
+	assert.Equal(t, 56, r.ExitCode, "curl: the proxy refused the CONNECT: %s", r.Stderr)
+	require.Len(t, r.Connections, 1, out)
+	assert.False(t, r.Connections[0].Allowed)
+	assert.Contains(t, r.Connections[0].Refusal, host.addr.String()+" is a ")
+	assert.Contains(t, r.Connections[0].Refusal, "which no allow entry names by address")
+
+	// The rest are options the grammar never lets a caller give: each
+	// tools entry below adds one to the fixed arguments on purpose, as a
+	// loosened grammar (or a curl that misread its arguments) would, to
+	// show that the confinement still keeps curl on the listed hosts.
+	for _, c := range []struct {
+		why        string
+		globalArgs []string
+		url        string
+		refused    string // the destination the proxy refuses, or "" when curl reaches no proxy at all
+	}{
+		{"a redirect followed (-L) to the stray listener", append(slices.Clone(connectTo), "-L", "--max-redirs", "1"), url + "redirect", name + ":" + strconv.Itoa(stray.port)},
+		{"--connect-to the stray listener", []string{"--connect-to", name + ":443:" + strayAddr}, url, strayAddr},
+		{"--noproxy: a connection of curl's own, in a network of nothing", append(slices.Clone(connectTo), "--noproxy", "*"), url, ""},
+		{"-x: a proxy of the caller's, the stray listener", append(slices.Clone(connectTo), "-x", "http://"+strayAddr), url, ""},
+	} {
+		t.Run("backstop: "+c.why, func(t *testing.T) {
+			loose := *s
+			loose.config = entry(c.globalArgs, egress)
+			code, out := loose.run(t, "curl.run", args(c.url))
+			require.Equal(t, exitFailed, code, out)
+			r := netProofResult(t, out)
+			assert.NotEqual(t, 0, r.ExitCode, r.Stderr)
+			var refused []string
+			for _, conn := range r.Connections {
+				if !conn.Allowed {
+					refused = append(refused, net.JoinHostPort(conn.Host, strconv.Itoa(conn.Port)))
+					assert.Contains(t, conn.Refusal, "is not on the allowlist")
+				}
+			}
+			if c.refused == "" {
+				assert.Empty(t, r.Connections, "curl reached no proxy: it had no network")
+			} else {
+				assert.Equal(t, []string{c.refused}, refused, out)
+			}
+		})
+	}
 	assert.Zero(t, stray.accepted.Load(), "no call reached the stray listener")
 	srv.assertNothingLeaked(t, http.MethodGet, http.MethodHead)
+}
+
+// fullWidth writes the ASCII letters and digits of s in their full-width
+// forms (U+FF10 on), which an IDN-aware URL parser maps back to ASCII.
+func fullWidth(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			c += 0xFEE0
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // ghProofToken is the token the gh test server is given: it holds the
@@ -473,21 +671,27 @@ var (
 )
 
 // ghProofServer answers gh's requests from the tables above and records
-// what it could not answer, and any mutation.
+// what it could not answer, and any mutation. The REST requests for the
+// repository cli/moved it answers as GitHub answers those for a renamed
+// repository, with a redirect (301), here to movedTo and the same path.
 type ghProofServer struct {
 	*netProofServer
+	movedTo    string
 	mu         sync.Mutex
 	unanswered []string
 }
 
-func newGhProofServer(t *testing.T, ca netProofCA) *ghProofServer {
+func newGhProofServer(t *testing.T, ca netProofCA, host netProofHost, movedTo string) *ghProofServer {
 	t.Helper()
-	g := &ghProofServer{}
-	g.netProofServer = newNetProofServer(t, ca, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		base := "https://localhost:" + strconv.Itoa(g.port)
+	g := &ghProofServer{movedTo: movedTo}
+	g.netProofServer = newNetProofServer(t, ca, host, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		base := "https://" + host.name + ":" + strconv.Itoa(g.port)
 		answer, ok := "", false
 		switch {
 		case r.Header.Get("Authorization") != "token "+ghProofToken:
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v3/repos/cli/moved/"):
+			http.Redirect(w, r, g.movedTo+r.URL.Path, http.StatusMovedPermanently)
+			return
 		case r.Method == http.MethodPost && r.URL.Path == "/api/graphql":
 			var q struct{ Query string }
 			_ = json.Unmarshal(body, &q)
@@ -526,14 +730,17 @@ func (g *ghProofServer) takeUnanswered() []string {
 }
 
 func TestProfileProof_Gh(t *testing.T) {
-	ca := newNetProofCA(t)
-	stray := newNetProofStray(t)
-	srv := newGhProofServer(t, ca)
+	host := newNetProofHost(t)
+	ca := newNetProofCA(t, host.name)
+	stray := newNetProofStray(t, host)
+	strayAddr := host.name + ":" + strconv.Itoa(stray.port)
+	srv := newGhProofServer(t, ca, host, "https://"+strayAddr)
 
 	// The scene's own configuration names the profile, which reaches
 	// github.com; site is the same profile pointed at the test server
 	// (GH_HOST, whose token is GH_ENTERPRISE_TOKEN) with the test's CA
-	// trusted.
+	// trusted, and the server's name and address on its port added to
+	// the egress list.
 	s := newProofScene(t, "gh")
 	payload := "sh -c 'cat " + s.secret + "; touch " + s.marker + "'"
 	for _, dir := range []string{filepath.Join(s.root, ".config", "gh"), filepath.Join(s.base, ".config", "gh")} {
@@ -542,32 +749,41 @@ func TestProfileProof_Gh(t *testing.T) {
 			[]byte("pager: "+payload+"\nbrowser: "+payload+"\naliases:\n  pr: '!"+payload+"'\n"), 0o644))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(s.root, "gh-pwn"), []byte("#!/bin/sh\ntouch "+s.marker+"\n"), 0o755))
-	host := map[string]string{"GH_HOST": "localhost:" + strconv.Itoa(srv.port), "GH_ENTERPRISE_TOKEN": ghProofToken}
+	ghHost := host.name + ":" + strconv.Itoa(srv.port)
+	egress := []string{ghHost, host.at(srv.port)}
+	entry := func(egress []string) string {
+		return s.netProofConfig(t, "gh", netProofEntry{
+			env:    map[string]string{"GH_HOST": ghHost, "GH_ENTERPRISE_TOKEN": ghProofToken, "SSL_CERT_FILE": ca.file},
+			read:   []string{ca.file},
+			egress: egress,
+		})
+	}
 	site := *s
-	site.config = s.netProofConfig(t, "gh", netProofEntry{
-		env:  map[string]string{"GH_HOST": host["GH_HOST"], "GH_ENTERPRISE_TOKEN": ghProofToken, "SSL_CERT_FILE": ca.file},
-		read: []string{ca.file},
-	})
+	site.config = entry(egress)
+	dest := netProofDest{host: host.name, port: srv.port, address: host.at(srv.port)}
 
 	// The profile trusts the system's CAs and no other: without the
 	// test's CA the call fails verification after gh read the system
 	// store through the confinement (Go says "failed to load system
 	// roots" when it cannot).
 	untrusted := *s
-	untrusted.config = s.netProofConfig(t, "gh", netProofEntry{env: host})
+	untrusted.config = s.netProofConfig(t, "gh", netProofEntry{
+		env:    map[string]string{"GH_HOST": ghHost, "GH_ENTERPRISE_TOKEN": ghProofToken},
+		egress: egress,
+	})
 	code, out := untrusted.run(t, "gh.pr-list", args("-R", "cli/cli"))
 	require.Equal(t, exitFailed, code, out)
 	r := netProofResult(t, out)
 	assert.Equal(t, 1, r.ExitCode, out)
 	assert.Contains(t, r.Stderr, "certificate signed by unknown authority")
 	assert.Empty(t, srv.requests(), "no request got through")
+	assertReached(t, r, dest)
 
-	site.runNetAllowExamples(t, "gh", "", ghProofToken)
+	site.runNetAllowExamples(t, "gh", "", ghProofToken, dest)
 	assert.Empty(t, srv.takeUnanswered(), "the allow examples asked only what the test server answers")
 
 	repo := []string{"-R", "cli/cli"}
 	with := func(a ...string) map[string]any { return args(append(append([]string(nil), repo...), a...)...) }
-	strayAddr := "localhost:" + strconv.Itoa(stray.port)
 	grammar := []attack{
 		{"gh api, which can send any request", "gh.api", args("-X", "POST", "repos/cli/cli/issues", "-f", "title=x")},
 		{"gh auth token prints the token", "gh.auth-token", args()},
@@ -610,6 +826,48 @@ func TestProfileProof_Gh(t *testing.T) {
 	s.netRefusedBeforeRunning(t, grammar)
 	site.netRefusedBeforeRunning(t, grammar)
 	site.runAttacks(t, append(grammar, inert...))
+
+	// What only the egress list stops, with the grammar as it is. A
+	// repository that moved: the API answers with a redirect, which gh
+	// follows, here to the stray listener under the server's own name;
+	// the proxy refuses it, as it would any host but the listed ones.
+	code, out = site.run(t, "gh.run-list", args("-R", "cli/moved"))
+	require.Equal(t, exitFailed, code, out)
+	r = netProofResult(t, out)
+	assert.Equal(t, 1, r.ExitCode, r.Stderr)
+	var refused []execgate.Connection
+	for _, c := range r.Connections {
+		if !c.Allowed {
+			refused = append(refused, c)
+		} else {
+			assert.Equal(t, host.name, c.Host)
+			assert.Equal(t, srv.port, c.Port)
+		}
+	}
+	require.Len(t, refused, 1, out)
+	assert.Equal(t, host.name, refused[0].Host)
+	assert.Equal(t, stray.port, refused[0].Port)
+	assert.Contains(t, refused[0].Refusal, "is not on the allowlist")
+	assert.Empty(t, refused[0].Address, "the proxy connected nowhere")
+
+	// A DNS answer that points the listed name at a loopback address (a
+	// rebinding, or a site's own name that resolves inside): the proxy
+	// connects to a loopback, private or metadata address only when an
+	// entry names the address. The entry here is the site's without the
+	// address entry, as production's would be.
+	rebound := *s
+	rebound.config = entry([]string{ghHost})
+	code, out = rebound.run(t, "gh.pr-list", args("-R", "cli/cli"))
+	require.Equal(t, exitFailed, code, out)
+	r = netProofResult(t, out)
+	assert.Equal(t, 1, r.ExitCode, r.Stderr)
+	require.NotEmpty(t, r.Connections, out)
+	for _, c := range r.Connections {
+		assert.False(t, c.Allowed)
+		assert.Contains(t, c.Refusal, host.addr.String()+" is a ")
+		assert.Contains(t, c.Refusal, "which no allow entry names by address")
+	}
+
 	assert.Zero(t, stray.accepted.Load(), "no call reached the stray listener")
 	srv.assertNothingLeaked(t, http.MethodGet, http.MethodPost)
 	for _, r := range srv.requests() {
