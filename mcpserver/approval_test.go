@@ -220,7 +220,7 @@ func TestMultiRoundTrip_RetryIsBoundAndSingleUse(t *testing.T) {
 	// A retry of another tool, or with other arguments, rejects the
 	// approval.
 	for _, tc := range []struct{ name, args string }{
-		{"echo.hello", `{}`},
+		{"echo_hello", `{}`},
 		{"deploy", `{"x":1}`},
 	} {
 		q := f.ask(t, `{}`)

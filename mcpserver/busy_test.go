@@ -32,11 +32,11 @@ func TestCall_OverTheConcurrencyBoundIsABusyToolError(t *testing.T) {
 
 	first := make(chan bool, 1)
 	go func() {
-		res := f.call(t, "echo.hello", `{}`)
+		res := f.call(t, "echo_hello", `{}`)
 		first <- res.IsError
 	}()
 	<-begun
-	res := f.call(t, "echo.hello", `{}`)
+	res := f.call(t, "echo_hello", `{}`)
 	assert.True(t, res.IsError)
 	st := status(t, res)
 	assert.Equal(t, mcpserver.StatusRefused, st.Status)
@@ -52,7 +52,7 @@ func TestCall_OverTheConcurrencyBoundIsABusyToolError(t *testing.T) {
 func TestCall_IncompleteOutputIsSaid(t *testing.T) {
 	f := start(t, setup{})
 	f.rec.On("echo.hello", execgate.Outcome{Stdout: []byte("partial"), OutputIncomplete: true})
-	res := f.call(t, "echo.hello", `{}`)
+	res := f.call(t, "echo_hello", `{}`)
 	r := ran(t, res)
 	assert.True(t, r.OutputIncomplete)
 	assert.Contains(t, text(t, res), "[output may be incomplete")

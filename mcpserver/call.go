@@ -46,8 +46,9 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 // for. For an ordinary tool that is the tool's name and the arguments as
 // sent. For a dispatcher tool ("git") it is "git.<subcommand>" and the
 // arguments without the "subcommand" member (see splitSubcommand); a
-// subcommand that has its own listed tool ("git.log") is refused with a
-// pointer to that tool, since its input has another shape.
+// subcommand that has its own listed tool ("git.log", listed as
+// "git_log") is refused with a pointer to that tool, since its input has
+// another shape.
 func (s *Server) requested(t tool, args json.RawMessage) (string, json.RawMessage, error) {
 	if !t.dispatch {
 		return t.name, args, nil
@@ -57,10 +58,10 @@ func (s *Server) requested(t tool, args json.RawMessage) (string, json.RawMessag
 		return "", nil, err
 	}
 	name := t.name + "." + sub
-	if _, own := s.lookupTool(name); own {
+	if own, ok := s.listedAs(name); ok {
 		return "", nil, &execgate.ValidationError{Name: t.name, Issues: []execgate.Issue{{
 			Field:   SubcommandProperty,
-			Message: fmt.Sprintf("%q has its own tool; call the tool %q instead", name, name),
+			Message: fmt.Sprintf("%q has its own tool; call the tool %q instead", name, own),
 		}}}
 	}
 	return name, rest, nil

@@ -2,8 +2,9 @@
 // Context Protocol tools, with the official MCP Go SDK.
 //
 // Every spec of an allowlist becomes one tool: its name is the spec's
-// name, its description the spec's Description, its input schema the
-// spec's JSONSchema, and its annotations come from the spec's Hints. A
+// name made client-safe ("git.log" is listed as "git_log"; see Tool
+// names below), its description the spec's Description, its input schema
+// the spec's JSONSchema, and its annotations come from the spec's Hints. A
 // tool call goes to Executor.Submit with the arguments exactly as the
 // client sent them: the SDK does not decode them, the gate does,
 // strictly, once, and decides once whether the call runs now or waits
@@ -23,6 +24,31 @@
 //
 // For other transports, hand [Server.MCPServer] to the SDK (for example to
 // mcp.NewStreamableHTTPHandler).
+//
+// # Tool names
+//
+// A spec's name may hold dots ("git.log"), which the MCP specification
+// allows in tool names, but Claude Desktop and the Anthropic API, GitHub
+// Copilot CLI, Windsurf and OpenAI-backed clients accept only names
+// matching ^[a-zA-Z0-9_-]{1,64}$, and refuse a whole server that lists
+// one other name. So by default every tool is listed under [ToolName] of
+// its spec's name: letters, digits, '_' and '-' are kept, each '.'
+// becomes '_', and a name still longer than 64 bytes is cut to 55 bytes
+// followed by '-' and 8 hex digits of its SHA-256. The mapping is used
+// only at this surface, in tools/list and to find the tool of a
+// tools/call: the Executor, its Policy, grants, approvals, Results and
+// the audit trail see the logical name ("git.log"), and so does every
+// message about the command.
+//
+// Two specs that map to one tool name ("a.b" and "a_b") cannot be told
+// apart by a client: [New] and [Server.SetAllowlist] refuse them with a
+// [*ToolNameCollisionError] naming both. Rename one, or set
+// [Options.LogicalNames], which lists every tool under its logical name,
+// for clients that accept dots.
+//
+// A call of a name that is not listed but names a listed tool, such as
+// the logical name "git.log" or a dispatcher's "git.status" (or
+// "git_status"), is refused as not found with the call to make instead.
 //
 // # Stdio
 //
@@ -78,7 +104,9 @@
 // every other member is forwarded byte for byte, so the gate still
 // refuses duplicate keys, unknown fields and bad values in them. A
 // subcommand that has its own listed tool ("git.log") is refused with a
-// pointer to that tool.
+// pointer to that tool ("git_log"). A dispatcher's tool name is mapped
+// like any other ("cloud.tf" is listed as "cloud_tf"); the subcommand is
+// joined to the logical name with a dot ("cloud.tf.apply").
 //
 // # Approvals
 //

@@ -49,6 +49,9 @@ func ExampleNew() {
 	}
 	defer cs.Close()
 
+	// The spec "git.status" is listed as the tool "git_status" (see
+	// mcpserver.ToolName); the gate, its policy and its audit trail see
+	// "git.status".
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		panic(err)
@@ -57,19 +60,19 @@ func ExampleNew() {
 		fmt.Printf("tool %s: %s (read-only: %v)\n", t.Name, t.Description, t.Annotations.ReadOnlyHint)
 	}
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "git.status", Arguments: json.RawMessage(`{}`)})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "git_status", Arguments: json.RawMessage(`{}`)})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Print(res.Content[0].(*mcp.TextContent).Text)
 
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "git.status", Arguments: json.RawMessage(`{"all":true}`)})
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "git_status", Arguments: json.RawMessage(`{"all":true}`)})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("error:", res.IsError, res.Content[0].(*mcp.TextContent).Text)
 	// Output:
-	// tool git.status: Show the working tree status. (read-only: true)
+	// tool git_status: Show the working tree status. (read-only: true)
 	// git.status exited with status 0.
 	// stdout:
 	//  M main.go

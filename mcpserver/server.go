@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,6 +129,13 @@ type Options struct {
 	// Logger receives the server's own log records (errors it does not
 	// show to clients) and is handed to the MCP SDK. Nil means no logging.
 	Logger *slog.Logger
+
+	// LogicalNames lists every tool under its spec's logical name, dots
+	// included ("git.log"), for clients that accept such names. False, the
+	// default, lists each under [ToolName] of it ("git_log"), a name every
+	// mainstream client accepts. Either way the Executor, its Policy and
+	// its audit trail see the logical name.
+	LogicalNames bool
 }
 
 // Server exposes an Executor as MCP tools: one tool per spec of
@@ -144,7 +152,8 @@ type Server struct {
 	update sync.Mutex // serializes SetAllowlist
 
 	mu      sync.Mutex
-	tools   map[string]tool     // listed tools, by name
+	tools   map[string]tool     // listed tools, by the name they are listed under
+	listed  map[string]string   // the name each spec is listed under, by logical name
 	waiting map[string]*waiting // approval requests awaiting a client's retry, by request state
 }
 
@@ -152,7 +161,8 @@ type Server struct {
 // returns an error if x or opts.Allowlist is nil, an option is invalid, or
 // a spec cannot be listed as a tool (its JSONSchema is not a JSON object
 // of type "object", or a dispatcher's schema already has a "subcommand"
-// property).
+// property), or two specs would be listed under one name (a
+// [*ToolNameCollisionError]; see [ToolName]).
 func New(x *execgate.Executor, opts Options) (*Server, error) {
 	if x == nil {
 		return nil, errors.New("mcpserver: nil Executor")
@@ -189,6 +199,7 @@ func New(x *execgate.Executor, opts Options) (*Server, error) {
 		opts:    opts,
 		reason:  approvalReason(opts.Principal),
 		tools:   make(map[string]tool),
+		listed:  make(map[string]string),
 		waiting: make(map[string]*waiting),
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
@@ -230,14 +241,18 @@ func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
 	s.update.Lock()
 	defer s.update.Unlock()
 	specs := a.Specs()
+	listed, err := listedNames(specs, s.opts.LogicalNames)
+	if err != nil {
+		return err
+	}
 	next := make(map[string]tool, len(specs))
 	defs := make([]*mcp.Tool, 0, len(specs))
 	for _, spec := range specs {
-		def, err := toolFor(spec)
+		def, err := toolFor(spec, listed[spec.Name])
 		if err != nil {
 			return err
 		}
-		next[spec.Name] = tool{name: spec.Name, dispatch: spec.Dispatch}
+		next[def.Name] = tool{name: spec.Name, listed: def.Name, dispatch: spec.Dispatch}
 		defs = append(defs, def)
 	}
 	if err := probeTools(defs); err != nil {
@@ -256,7 +271,7 @@ func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
 			gone = append(gone, name)
 		}
 	}
-	s.tools = next
+	s.tools, s.listed = next, listed
 	s.mu.Unlock()
 	if len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
@@ -264,12 +279,22 @@ func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
 	return nil
 }
 
-// lookupTool reports whether name is a listed tool, and which.
+// lookupTool reports whether name is the name of a listed tool, and
+// which.
 func (s *Server) lookupTool(name string) (tool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tools[name]
 	return t, ok
+}
+
+// listedAs returns the name the spec whose logical name is name is listed
+// under, and whether there is such a spec.
+func (s *Server) listedAs(name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.listed[name]
+	return n, ok
 }
 
 // unknownTools answers tools/call for a name that is not listed with an
@@ -301,7 +326,44 @@ func (s *Server) unlisted(ctx context.Context, name string) *mcp.CallToolResult 
 	if err := s.x.RecordRefusal(ctx, ref); err != nil {
 		s.opts.Logger.Error("mcpserver: a call of an unlisted tool could not be recorded in the audit trail", "error", err)
 	}
+	if hint := s.callInstead(name); hint != "" {
+		return statusResult(&CallStatus{
+			Status:  StatusRefused,
+			Kind:    KindNotFound,
+			Name:    name,
+			Message: fmt.Sprintf("execgate: no tool is listed as %q; %s; nothing ran.", name, hint),
+		})
+	}
 	return s.refusal(&execgate.NotFoundError{Name: name})
+}
+
+// callInstead says which listed tool serves name, which is not listed
+// itself, or returns "": the tool a spec's logical name is listed under
+// ("git.log" is listed as "git_log"), or the dispatcher tool and the
+// subcommand of a dispatched name, in its logical spelling ("git.status")
+// or in that of tool names ("git_status").
+func (s *Server) callInstead(name string) string {
+	if listed, ok := s.listedAs(name); ok {
+		return fmt.Sprintf("the command %q is listed as the tool %q: call that", name, listed)
+	}
+	i := strings.LastIndexAny(name, "._")
+	if i <= 0 || !inputrules.ValidSubcommand(name[i+1:]) {
+		return ""
+	}
+	prefix, sub := name[:i], name[i+1:]
+	t, ok := s.lookupTool(prefix)
+	if !ok && name[i] == '.' {
+		if listed, found := s.listedAs(prefix); found {
+			t, ok = s.lookupTool(listed)
+		}
+	}
+	if !ok || !t.dispatch {
+		return ""
+	}
+	if own, ok := s.listedAs(t.name + "." + sub); ok {
+		return fmt.Sprintf("the command %q is listed as the tool %q: call that", t.name+"."+sub, own)
+	}
+	return fmt.Sprintf("call the tool %q with %q set to %q", t.listed, SubcommandProperty, sub)
 }
 
 // unlistedRoute is the Route of the audit record of a call of an unlisted

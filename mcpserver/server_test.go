@@ -30,8 +30,8 @@ func TestListTools_EverySpecWithSchemaAndAnnotations(t *testing.T) {
 	}
 	require.Len(t, tools, len(specs))
 	for name, spec := range specs {
-		tl := tools[name]
-		require.NotNil(t, tl, name)
+		tl := tools[mcpserver.ToolName(name)]
+		require.NotNil(t, tl, "%s is listed as %s", name, mcpserver.ToolName(name))
 		assert.True(t, strings.HasPrefix(tl.Description, spec.Description), name)
 		schema, err := json.Marshal(tl.InputSchema)
 		require.NoError(t, err)
@@ -41,14 +41,14 @@ func TestListTools_EverySpecWithSchemaAndAnnotations(t *testing.T) {
 		assert.JSONEq(t, string(spec.Args.JSONSchema()), string(schema), name)
 	}
 
-	hello := tools["echo.hello"].Annotations
+	hello := tools["echo_hello"].Annotations
 	require.NotNil(t, hello)
 	assert.True(t, hello.ReadOnlyHint)
 	assert.True(t, hello.IdempotentHint)
 	require.NotNil(t, hello.OpenWorldHint)
 	assert.False(t, *hello.OpenWorldHint)
 	assert.Nil(t, hello.DestructiveHint, "a nil hint is omitted")
-	assert.Nil(t, tools["git.log"].Annotations, "no hints, no annotations")
+	assert.Nil(t, tools["git_log"].Annotations, "no hints, no annotations")
 
 	// The dispatcher: its own schema plus a required "subcommand".
 	git := tools["git"]
@@ -76,7 +76,7 @@ func TestCall_AllowedReturnsOutput(t *testing.T) {
 	f := start(t, setup{})
 	f.rec.On("git.log", execgate.Outcome{Stdout: []byte("abc123 first commit\n"), Stderr: []byte("warning: x\n")})
 
-	res := f.call(t, "git.log", `{"flags":{"max-count":3},"args":["main"]}`)
+	res := f.call(t, "git_log", `{"flags":{"max-count":3},"args":["main"]}`)
 	assert.False(t, res.IsError, text(t, res))
 	msg := text(t, res)
 	assert.Contains(t, msg, "git.log exited with status 0.")
@@ -100,7 +100,7 @@ func TestCall_RealProcess(t *testing.T) {
 		t.Skip("no /bin/echo")
 	}
 	f := start(t, setup{execFn: execgate.DefaultExecFn})
-	res := f.call(t, "echo.hello", `{}`)
+	res := f.call(t, "echo_hello", `{}`)
 	require.False(t, res.IsError, text(t, res))
 	r := ran(t, res)
 	assert.Equal(t, "hello\n", r.Stdout)
@@ -112,14 +112,23 @@ func TestCall_RealProcess(t *testing.T) {
 func TestCall_UnknownTool(t *testing.T) {
 	f := start(t, setup{})
 	// "git.status" is served by the dispatcher in the Executor, but it is
-	// not a listed tool: it must go through the tool "git".
-	for _, name := range []string{"nope", "git.status", "git.log.x"} {
-		res := f.call(t, name, `{}`)
+	// not a listed tool: it must go through the tool "git". A name that is
+	// not listed but names a listed tool is refused with the name to call.
+	for _, tc := range []struct{ name, says string }{
+		{"nope", `command "nope" is not allowlisted`},
+		{"git.log.x", `command "git.log.x" is not allowlisted`},
+		{"git.status", `call the tool "git" with "subcommand" set to "status"`},
+		{"git_status", `call the tool "git" with "subcommand" set to "status"`},
+		{"git.log", `the command "git.log" is listed as the tool "git_log": call that`},
+		{"echo.hello", `the command "echo.hello" is listed as the tool "echo_hello": call that`},
+	} {
+		res := f.call(t, tc.name, `{}`)
 		st := status(t, res)
-		assert.Equal(t, mcpserver.StatusRefused, st.Status, name)
-		assert.Equal(t, mcpserver.KindNotFound, st.Kind, name)
-		assert.Equal(t, name, st.Name)
-		assert.Contains(t, st.Message, "is not allowlisted")
+		assert.Equal(t, mcpserver.StatusRefused, st.Status, tc.name)
+		assert.Equal(t, mcpserver.KindNotFound, st.Kind, tc.name)
+		assert.Equal(t, tc.name, st.Name)
+		assert.Contains(t, st.Message, tc.says)
+		assert.True(t, strings.HasSuffix(st.Message, "; nothing ran."), st.Message)
 	}
 	assert.Zero(t, f.rec.Count())
 	assert.Empty(t, f.policy.requests())
@@ -128,12 +137,12 @@ func TestCall_UnknownTool(t *testing.T) {
 func TestCall_BadArguments(t *testing.T) {
 	f := start(t, setup{})
 	for _, tc := range []struct{ name, args, field string }{
-		{"git.log", `{"flags":{"max-count":"three"}}`, "max-count"},
-		{"git.log", `{"flags":{"unknown":true}}`, "unknown"},
+		{"git_log", `{"flags":{"max-count":"three"}}`, "max-count"},
+		{"git_log", `{"flags":{"unknown":true}}`, "unknown"},
 		// Sent verbatim: the gate, not the SDK, sees the duplicate key.
-		{"git.log", `{"args":["a"],"args":["b"]}`, "args"},
-		{"git.log", `[1,2]`, ""},
-		{"echo.hello", `{"x":1}`, ""},
+		{"git_log", `{"args":["a"],"args":["b"]}`, "args"},
+		{"git_log", `[1,2]`, ""},
+		{"echo_hello", `{"x":1}`, ""},
 	} {
 		res := f.call(t, tc.name, tc.args)
 		st := status(t, res)
@@ -150,7 +159,7 @@ func TestCall_BadArguments(t *testing.T) {
 
 func TestCall_StdinIsNotEchoedInRefusals(t *testing.T) {
 	f := start(t, setup{})
-	res := f.call(t, "git.log", `{"stdin":"s3cret-token"}`)
+	res := f.call(t, "git_log", `{"stdin":"s3cret-token"}`)
 	st := status(t, res)
 	assert.Equal(t, mcpserver.KindInvalidInput, st.Kind)
 	assert.NotContains(t, st.Message, "s3cret-token")
@@ -191,7 +200,7 @@ func TestCall_FailedProcessIsAnError(t *testing.T) {
 	f.rec.On("echo.hello", execgate.Outcome{ExitCode: 2, Stderr: []byte("boom\n")})
 	f.rec.On("dump", execgate.Outcome{Termination: execgate.TerminationTimeout, Signal: "SIGKILL"})
 
-	res := f.call(t, "echo.hello", `{}`)
+	res := f.call(t, "echo_hello", `{}`)
 	assert.True(t, res.IsError)
 	r := ran(t, res)
 	assert.Equal(t, 2, r.ExitCode)
@@ -252,7 +261,7 @@ func TestDispatcher_BadSubcommandIsRefused(t *testing.T) {
 		assert.Equal(t, "git", st.Name, args)
 	}
 	res := f.call(t, "git", `{"subcommand":"log"}`)
-	assert.Contains(t, text(t, res), `call the tool "git.log" instead`)
+	assert.Contains(t, text(t, res), `"git.log" has its own tool; call the tool "git_log" instead`)
 	assert.Zero(t, f.rec.Count())
 	assert.Empty(t, f.policy.requests(), "refused before the gate decides anything")
 }
@@ -276,7 +285,7 @@ func TestDispatcher_RestIsCheckedByTheGate(t *testing.T) {
 
 func TestPrincipal_ReachesThePolicy(t *testing.T) {
 	f := start(t, setup{opts: mcpserver.Options{Principal: "ci-bot"}})
-	f.call(t, "echo.hello", `{}`)
+	f.call(t, "echo_hello", `{}`)
 	f.call(t, "forbidden", `{}`)
 	reqs := f.policy.requests()
 	require.Len(t, reqs, 2)
@@ -336,7 +345,7 @@ func TestSetAllowlist_UpdatesTools(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	assert.ElementsMatch(t, []string{"echo.hello", "git.log"}, names)
+	assert.ElementsMatch(t, []string{"echo_hello", "git_log"}, names)
 
 	st := status(t, f.call(t, "dump", `{}`))
 	assert.Equal(t, mcpserver.KindNotFound, st.Kind)

@@ -115,7 +115,7 @@ func (s *stdioSession) close(t *testing.T) {
 // after the long member, where clients that write "id" last put it.
 func oversized(id string) string {
 	pad := strings.Repeat("x", mcpserver.MaxFrameBytes)
-	return `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo.hello","arguments":{"pad":"` + pad + `"}},"id":` + id + "}\n"
+	return `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo_hello","arguments":{"pad":"` + pad + `"}},"id":` + id + "}\n"
 }
 
 func TestStdioTransport_BadFramesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
@@ -220,7 +220,7 @@ func TestStdioTransport_BadFramesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
 
 	// The session goes on: a valid call after all of that works.
 	f.rec.On("echo.hello", execgate.Outcome{Stdout: []byte("hello\n")})
-	s.send(t, `{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"echo.hello","arguments":{}}}`+"\n")
+	s.send(t, `{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"echo_hello","arguments":{}}}`+"\n")
 	m := s.recv(t)
 	require.Nil(t, m.Error)
 	assert.JSONEq(t, `"after"`, string(m.ID), "no answer was left over from the bad lines")
@@ -246,7 +246,7 @@ func TestStdioTransport_BadFrameDoesNotCancelACallInProgress(t *testing.T) {
 	s := startStdio(t, f.srv)
 	s.initialize(t)
 
-	s.send(t, `{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"echo.hello","arguments":{}}}`+"\n")
+	s.send(t, `{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"echo_hello","arguments":{}}}`+"\n")
 	select {
 	case <-entered:
 	case <-time.After(20 * time.Second):
@@ -297,7 +297,7 @@ type longLine struct {
 
 func newLongLine(n int) *longLine {
 	return &longLine{
-		head: []byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo.hello","arguments":{"pad":"`),
+		head: []byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo_hello","arguments":{"pad":"`),
 		tail: []byte(`"}},"id":"long"}` + "\n"),
 		n:    n,
 	}

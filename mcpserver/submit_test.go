@@ -75,9 +75,9 @@ func TestSameTruth_MCPNamesTheGatesKinds(t *testing.T) {
 		auditor execgate.Auditor
 		kind    string
 	}{
-		{"refused arguments are validation, not invalid_input", "git.log", `{"flags":{"max-count":"x"}}`, nil, execgate.ErrorKindValidation},
+		{"refused arguments are validation, not invalid_input", "git_log", `{"flags":{"max-count":"x"}}`, nil, execgate.ErrorKindValidation},
 		{"a denied call is policy", "forbidden", `{}`, nil, execgate.ErrorKindPolicy},
-		{"an audit trail that cannot record is audit, not unavailable", "echo.hello", `{}`, &notReady{}, execgate.ErrorKindAudit},
+		{"an audit trail that cannot record is audit, not unavailable", "echo_hello", `{}`, &notReady{}, execgate.ErrorKindAudit},
 	}
 	for _, c := range cases {
 		t.Run(c.why, func(t *testing.T) {

@@ -20,12 +20,13 @@ const SubcommandProperty = "subcommand"
 
 // tool is what a listed tool's handler needs to know about its spec.
 type tool struct {
-	name     string // the tool's name, which is the spec's name
+	name     string // the spec's logical name, which the gate sees
+	listed   string // the name the tool is listed under (see ToolName)
 	dispatch bool   // the spec is a dispatcher: the call names a subcommand
 }
 
-// toolFor describes spec as an MCP tool.
-func toolFor(spec execgate.CommandSpec) (*mcp.Tool, error) {
+// toolFor describes spec as an MCP tool listed under the name listed.
+func toolFor(spec execgate.CommandSpec, listed string) (*mcp.Tool, error) {
 	schema, err := inputSchema(spec)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,7 @@ func toolFor(spec execgate.CommandSpec) (*mcp.Tool, error) {
 			SubcommandProperty, inputrules.SubcommandPattern, spec.Name+".<subcommand>")
 	}
 	return &mcp.Tool{
-		Name:        spec.Name,
+		Name:        listed,
 		Description: desc,
 		InputSchema: schema,
 		Annotations: annotations(spec.Hints),

@@ -235,6 +235,86 @@ func TestTools_ListsSchemas(t *testing.T) {
 	assert.True(t, deploy.Dispatch)
 	assert.Equal(t, "deploy.<subcommand>", deploy.CallAs)
 	assert.Equal(t, execgate.ActionRequireApproval, deploy.DefaultAction)
+	assert.Contains(t, out, `"mcp_name": "echo_run"`, "the MCP name is in the JSON")
+}
+
+func TestTools_ShowsTheMCPNames(t *testing.T) {
+	path := writeFile(t, "tools.yaml", testConfig)
+	collide := writeFile(t, "collide.yaml", collidingConfig)
+	for _, tc := range []struct {
+		about string
+		args  []string
+		want  map[string]string // mcp_name by name
+		warn  string
+	}{
+		{"by default, each '.' is made '_', as serve lists the tools",
+			[]string{"--config", path}, map[string]string{"echo.run": "echo_run", "forbidden.run": "forbidden_run", "deploy": "deploy"}, ""},
+		{"with --logical-names, the names themselves, as serve --logical-names lists them",
+			[]string{"--config", path, "--logical-names"}, map[string]string{"echo.run": "echo.run", "forbidden.run": "forbidden.run", "deploy": "deploy"}, ""},
+		{"two commands listed alike are named on stderr",
+			[]string{"--config", collide}, map[string]string{"echo.run": "echo_run", "echo_run": "echo_run"},
+			`"echo.run" and "echo_run" would both be listed as the MCP tool "echo_run"`},
+		{"with --logical-names, they are not listed alike",
+			[]string{"--config", collide, "--logical-names"}, map[string]string{"echo.run": "echo.run", "echo_run": "echo_run"}, ""},
+	} {
+		code, out, errOut := runCLI(t, "", append([]string{"tools"}, tc.args...)...)
+		require.Equal(t, exitOK, code, "%s: %s", tc.about, errOut)
+		var list toolList
+		require.NoError(t, json.Unmarshal([]byte(out), &list), out)
+		got := map[string]string{}
+		for _, tool := range list.Tools {
+			got[tool.Name] = tool.MCPName
+		}
+		assert.Equal(t, tc.want, got, tc.about)
+		if tc.warn == "" {
+			assert.Empty(t, errOut, tc.about)
+		} else {
+			assert.Contains(t, errOut, tc.warn, tc.about)
+			assert.Contains(t, errOut, "--logical-names", tc.about)
+		}
+	}
+}
+
+// collidingConfig serves echo.run and the dispatcher echo_run, which are
+// listed alike over MCP unless serve is given --logical-names.
+const collidingConfig = `version: 1
+defaults: {timeout: 10s, env: {PATH: /usr/bin:/bin}}
+tools:
+  - name: echo
+    bin: /bin/echo
+    description: Print the arguments.
+    bare: {}
+  - name: echo_run
+    bin: /bin/echo
+    description: Print a subcommand.
+    default_action: human_approval
+`
+
+func TestServe_ToolNamesOverMCP(t *testing.T) {
+	path := writeFile(t, "tools.yaml", testConfig)
+	collide := writeFile(t, "collide.yaml", collidingConfig)
+	for _, tc := range []struct {
+		about string
+		args  []string
+		code  int
+		says  []string
+	}{
+		{"two commands listed alike refuse the start, naming both and what to do",
+			[]string{"--config", collide}, exitUsage,
+			[]string{collide, `"echo.run" and "echo_run"`, `the MCP tool "echo_run"`, "rename one", "--logical-names"}},
+		{"with --logical-names they are served",
+			[]string{"--config", collide, "--logical-names"}, exitOK, []string{"serving 2 tools over MCP on stdio"}},
+		{"--logical-names is for MCP, which --http does not serve",
+			[]string{"--config", path, "--http", "127.0.0.1:0", "--logical-names"}, exitUsage,
+			[]string{"--logical-names names the tools served over MCP", "takes a command's name and its MCP name alike"}},
+	} {
+		code, out, errOut := runCLI(t, "", append([]string{"serve"}, tc.args...)...)
+		assert.Equal(t, tc.code, code, "%s: %s", tc.about, errOut)
+		assert.Empty(t, out, tc.about)
+		for _, want := range tc.says {
+			assert.Contains(t, errOut, want, tc.about)
+		}
+	}
 }
 
 func TestServe_RefusesPlainHTTPOffLoopback(t *testing.T) {

@@ -227,21 +227,42 @@ load.
 var toolsCmd = &command{
 	name:    "tools",
 	summary: "list the tools of a configuration with their input schemas",
-	usage: `Usage: execgate tools --config FILE
+	usage: `Usage: execgate tools --config FILE [--logical-names]
 
 Tools prints, as JSON on stdout, every command name the configuration
 allows with its description and the JSON Schema of its input: the same
-list as GET /v1/tools. A dispatcher ("dispatch": true) is called as
-"<name>.<subcommand>" and carries its default_action.
+list as GET /v1/tools. Each tool's mcp_name is the name serve lists it
+under over MCP: its name with each '.' made '_' ("git_log" for
+"git.log"), or with --logical-names, as serve --logical-names lists it,
+its name itself. A dispatcher ("dispatch": true) is called as
+"<name>.<subcommand>" and carries its default_action. Two commands that
+would be listed under one mcp_name are named on stderr: serve refuses
+them without --logical-names.
 
 Exit codes: 0 ok; 2 usage error or a configuration that does not load.
 `,
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
+		logicalNames := fs.Bool("logical-names", false, "show the MCP names of serve --logical-names: the command names themselves")
 		return withConfig(fs, func(c *cli, _ string, l *config.Loaded) int {
-			printJSON(c.stdout, listTools(l.Allowlist))
+			list := listTools(l.Allowlist, *logicalNames)
+			printJSON(c.stdout, list)
+			reportCollisions(c.stderr, list)
 			return exitOK
 		})
 	},
+}
+
+// reportCollisions names on w, one line each, the tools of list that
+// share an mcp_name: serve refuses to list them over MCP.
+func reportCollisions(w io.Writer, list toolList) {
+	first := map[string]string{}
+	for _, t := range list.Tools {
+		if other, ok := first[t.MCPName]; ok {
+			fmt.Fprintf(w, "execgate tools: %q and %q would both be listed as the MCP tool %q, and serve refuses that: rename one, or serve with --logical-names for clients that accept dots\n", other, t.Name, t.MCPName)
+			continue
+		}
+		first[t.MCPName] = t.Name
+	}
 }
 
 var auditCmd = &command{

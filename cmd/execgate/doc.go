@@ -14,13 +14,13 @@
 //
 // # Commands
 //
-//	execgate serve --config FILE [--principal P] [--approvals elicit|pending|refuse] [--approver-http ADDR] [--audit FILE]
+//	execgate serve --config FILE [--principal P] [--approvals elicit|pending|refuse] [--approver-http ADDR] [--logical-names] [--audit FILE]
 //	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
 //	execgate check --config FILE
 //	execgate explain --config FILE [--principal P] [--json] NAME [INPUT]
 //	execgate test  --config FILE CASES.yaml
 //	execgate run   --config FILE [--principal P] [--audit FILE] NAME [INPUT]
-//	execgate tools --config FILE
+//	execgate tools --config FILE [--logical-names]
 //	execgate profiles
 //	execgate init --profile NAME[,NAME...] --root DIR [-o FILE]
 //	execgate import flux7 [-o FILE [--force]] [--kind KIND]... FILE
@@ -29,8 +29,9 @@
 //	execgate version
 //	execgate help [COMMAND]
 //
-// serve speaks MCP on stdin and stdout (every command name is a tool, every
-// call runs as one principal), or with --http serves the HTTP API below.
+// serve speaks MCP on stdin and stdout (every command name is a tool, under
+// a client-safe name, and every call runs as one principal), or with --http
+// serves the HTTP API below.
 // profiles lists the vetted tool profiles (git, jq, rg, ...) a tools entry
 // can name with profile: NAME; init --profile git,rg --root DIR prints a
 // starter configuration built from them (-o FILE writes it, and refuses a
@@ -40,7 +41,7 @@
 // kernel supports for confine (warning about tools whose required
 // confinement it cannot give). run makes one call and
 // prints its Result as JSON. tools prints the tools with their input
-// schemas as JSON. explain shows, step by step and without running
+// schemas and their MCP names as JSON. explain shows, step by step and without running
 // anything, what the gate does with one call: lookup (the spec and its
 // mode), validation (the argv, or each refused token with the rule that
 // refused it), the policy's rule and grant, the floor (default_action)
@@ -97,6 +98,28 @@
 // gate, which refuses it as invalid input that is too large. serve exits
 // 0 when stdin ends.
 //
+// # Tool names over MCP
+//
+// Claude Desktop and the Anthropic API, GitHub Copilot CLI, Windsurf and
+// OpenAI-backed clients take only tool names matching
+// ^[a-zA-Z0-9_-]{1,64}$, and refuse a whole server that lists another. So
+// serve lists each command under its client-safe name
+// (mcpserver.ToolName): letters, digits, '_' and '-' are kept, each '.'
+// becomes '_' ("git.log" is the tool "git_log"), and a name still longer
+// than 64 bytes is cut to 55 bytes followed by '-' and 8 hex digits of
+// its SHA-256. A dispatcher keeps its name ("terraform") and takes the
+// subcommand as its "subcommand" argument. The policies, grants,
+// approvals, Results and the audit trail see the command's own name
+// ("git.log", "terraform.apply"), whatever name the client called. Two
+// commands listed alike ("a.b" and "a_b") make serve refuse to start,
+// naming both: rename one, or serve with --logical-names, which lists
+// the command names themselves, dots included, for clients that accept
+// them. execgate tools shows each tool's "mcp_name" (with
+// --logical-names, as serve --logical-names lists it) and names the
+// commands that would be listed alike. An MCP client that calls a name
+// that is not listed but names a listed tool ("git.log", "git.status") is
+// told, as not_found, which tool to call instead.
+//
 // # Principals and tokens
 //
 // Over MCP on stdio, every call is made as the principal of --principal,
@@ -124,14 +147,23 @@
 //
 // GET /v1/tools, for callers and approvers, lists the tools:
 //
-//	{"tools": [{"name": "git.log", "description": "...", "input_schema": {...},
-//	            "annotations": {"read_only": true}},
-//	           {"name": "terraform", "dispatch": true, "call_as": "terraform.<subcommand>",
-//	            "default_action": "require_approval", "input_schema": {...}}]}
+//	{"tools": [{"name": "git.log", "mcp_name": "git_log", "description": "...",
+//	            "input_schema": {...}, "annotations": {"read_only": true}},
+//	           {"name": "terraform", "mcp_name": "terraform", "dispatch": true,
+//	            "call_as": "terraform.<subcommand>", "default_action": "require_approval",
+//	            "input_schema": {...}}]}
+//
+// mcp_name is the name serve lists the tool under over MCP (see "Tool
+// names over MCP").
 //
 // POST /v1/tools/{name}, for callers, makes a call with the body as the
 // tool's input (an empty body is no input). A dispatcher is called by the
-// full name, "terraform.apply". The answers:
+// full name, "terraform.apply". The name may be spelled as over MCP too:
+// a tool's mcp_name ("git_log"), or a dispatcher's mcp_name, '_' and the
+// subcommand ("terraform_apply"); a command's own name wins, and a name
+// that spells two commands alike is refused (404, not_found) with both
+// named. The policies and the audit trail see the command's own name. The
+// answers:
 //
 //	200  the command ran: {"result": Result, "trace_id", "policy", "latency_ms"}.
 //	     result is execgate.Result (exitCode, ok, termination, stdout,

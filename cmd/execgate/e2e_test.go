@@ -110,13 +110,14 @@ func TestE2E_ServeStdio(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, string(schema), `"type":"object"`, tool.Name)
 	}
-	assert.ElementsMatch(t, []string{"echo.run", "forbidden.run", "deploy"}, names)
+	assert.ElementsMatch(t, []string{"echo_run", "forbidden_run", "deploy"}, names, "client-safe names")
 
-	// An allowed call runs /bin/echo for real.
-	res := callTool(t, cs, "echo.run", `{"args":["hello","from","execgate"]}`)
+	// An allowed call runs /bin/echo for real, as the command echo.run.
+	res := callTool(t, cs, "echo_run", `{"args":["hello","from","execgate"]}`)
 	require.False(t, res.IsError, "%+v", res.Content)
 	var r execgate.Result
 	structured(t, res, &r)
+	assert.Equal(t, "echo.run", r.Name, "the gate sees the command's own name")
 	assert.Equal(t, "hello from execgate\n", r.Stdout)
 	assert.Equal(t, "/bin/echo", r.Command)
 	assert.True(t, r.OK)
@@ -124,9 +125,10 @@ func TestE2E_ServeStdio(t *testing.T) {
 
 	// Refusals come back as error results a model can read.
 	for _, tc := range []struct{ tool, args, kind string }{
-		{"forbidden.run", `{}`, mcpserver.KindPolicy},
-		{"echo.run", `{"args":["$(reboot)"]}`, mcpserver.KindInvalidInput},
-		{"rm.run", `{}`, mcpserver.KindNotFound},
+		{"forbidden_run", `{}`, mcpserver.KindPolicy},
+		{"echo_run", `{"args":["$(reboot)"]}`, mcpserver.KindInvalidInput},
+		{"rm_run", `{}`, mcpserver.KindNotFound},
+		{"echo.run", `{}`, mcpserver.KindNotFound}, // the command's name, not the tool's
 	} {
 		res := callTool(t, cs, tc.tool, tc.args)
 		require.True(t, res.IsError, tc.tool)

@@ -157,22 +157,27 @@ func TestExample_ServeStdio(t *testing.T) {
 	cs, _ := startMCP(t, env, "--config", examplePath)
 	list, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
-	var names []string
+	var names, want []string
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
 	}
-	assert.ElementsMatch(t, exampleNames, names)
+	for _, n := range exampleNames {
+		want = append(want, mcpserver.ToolName(n))
+	}
+	assert.ElementsMatch(t, want, names, "each command under its client-safe name")
+	assert.Contains(t, names, "git_status")
 
-	res := callTool(t, cs, "git.status", `{"flags":{"short":true}}`)
+	res := callTool(t, cs, "git_status", `{"flags":{"short":true}}`)
 	require.False(t, res.IsError, "%+v", res.Content)
 	var r execgate.Result
 	structured(t, res, &r)
+	assert.Equal(t, "git.status", r.Name)
 	assert.Equal(t, gitFixed+" status --short --\n", r.Stdout)
 
 	for _, tc := range []struct{ about, tool, args, kind string }{
-		{"the git.diff leak: a path out of the tree", "git.diff", `{"args":["src/../../secret.txt","README"]}`, mcpserver.KindInvalidInput},
-		{"secrets are not a kind kubectl.get takes", "kubectl.get", `{"args":["secrets"]}`, mcpserver.KindInvalidInput},
-		{"terraform destroy is not served", "terraform.destroy", `{}`, mcpserver.KindNotFound},
+		{"the git.diff leak: a path out of the tree", "git_diff", `{"args":["src/../../secret.txt","README"]}`, mcpserver.KindInvalidInput},
+		{"secrets are not a kind kubectl.get takes", "kubectl_get", `{"args":["secrets"]}`, mcpserver.KindInvalidInput},
+		{"terraform destroy is not served", "terraform_destroy", `{}`, mcpserver.KindNotFound},
 	} {
 		res := callTool(t, cs, tc.tool, tc.args)
 		require.True(t, res.IsError, tc.about)
@@ -183,7 +188,7 @@ func TestExample_ServeStdio(t *testing.T) {
 	}
 
 	// This client cannot elicit: apply is pending a person's approval.
-	res = callTool(t, cs, "terraform.apply", `{"flags":{"target":["module.web"]}}`)
+	res = callTool(t, cs, "terraform_apply", `{"flags":{"target":["module.web"]}}`)
 	require.True(t, res.IsError)
 	var st mcpserver.CallStatus
 	structured(t, res, &st)

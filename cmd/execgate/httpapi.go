@@ -87,6 +87,7 @@ type api struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	anon    anonymousRefusals
+	names   callNames
 }
 
 // Unauthenticated refusals are recorded at most anonRate a second, after a
@@ -329,12 +330,13 @@ func bearer(r *http.Request) (string, bool) {
 	return token, true
 }
 
-// listTools serves GET /v1/tools, to callers and approvers alike.
+// listTools serves GET /v1/tools, to callers and approvers alike. Each
+// tool's mcp_name is the name serve lists it under over MCP by default.
 func (a *api) listTools(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.authenticate(w, r, 0); !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, listTools(a.x.Allowlist()))
+	writeJSON(w, http.StatusOK, listTools(a.x.Allowlist(), false))
 }
 
 // callResponse is the body of a response to a call: 200 with Result, 202
@@ -361,6 +363,8 @@ type callResponse struct {
 
 // callTool serves POST /v1/tools/{name}: the gate runs the call, or
 // proposes it when the policy holds it for approval (Executor.Submit).
+// The name is a command's own name or its MCP spelling (see callNames);
+// the gate, the policy and the audit trail see the command's own name.
 func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	principal, ok := a.authenticate(w, r, roleCaller)
@@ -371,7 +375,13 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	name := r.PathValue("name")
+	name, ambiguous := a.names.resolve(a.x.Allowlist(), r.PathValue("name"))
+	if ambiguous != nil {
+		a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: r.PathValue("name"),
+			Message: fmt.Sprintf("execgate: %q could mean the command %q or %q; nothing ran: call it by the command's own name (POST /v1/tools/%s)",
+				r.PathValue("name"), ambiguous[0], ambiguous[1], ambiguous[0])}, "ambiguous tool name")
+		return
+	}
 	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), principal))
 	sub, err := a.x.Submit(ctx, name, input, execgate.SubmitOptions{Reason: fmt.Sprintf("requested by %q via the HTTP API", principal)})
 	switch {

@@ -17,6 +17,7 @@ import (
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/execgatetest"
+	"github.com/execgate/execgate/mcpserver"
 )
 
 // apiFixture is the HTTP API of testConfig in this process, with a
@@ -272,7 +273,156 @@ func TestHTTP_ListTools(t *testing.T) {
 		}
 		assert.Equal(t, "deploy", r.Tools[0].Name)
 		assert.True(t, r.Tools[0].Dispatch)
+		mcpNames := map[string]string{}
+		for _, tool := range r.Tools {
+			mcpNames[tool.Name] = tool.MCPName
+		}
+		assert.Equal(t, map[string]string{"deploy": "deploy", "echo.run": "echo_run", "forbidden.run": "forbidden_run"}, mcpNames,
+			"the names serve lists over MCP, as execgate tools shows them")
 	}
+}
+
+// TestHTTP_CallsTakeBothSpellings: POST /v1/tools/{name} takes a
+// command's own name and its MCP spelling, and the gate, the policy and
+// the Result see the command's own name either way.
+func TestHTTP_CallsTakeBothSpellings(t *testing.T) {
+	for _, tc := range []struct {
+		about, name string
+		status      int
+		command     string // the command the gate saw; "" when refused
+		rule        string
+	}{
+		{"a command's own name", "echo.run", http.StatusOK, "echo.run", "everyone/echo"},
+		{"its MCP name", "echo_run", http.StatusOK, "echo.run", "everyone/echo"},
+		{"a dispatched call by its full name", "deploy.prod", http.StatusAccepted, "deploy.prod", "everyone/deploys"},
+		{"a dispatched call by the dispatcher's MCP name, '_' and the subcommand", "deploy_prod", http.StatusAccepted, "deploy.prod", "everyone/deploys"},
+		{"a name that spells no command is not found", "echo_runs", http.StatusNotFound, "", ""},
+		{"a dispatcher alone is no call", "deploy", http.StatusNotFound, "", ""},
+		{"a subcommand no dispatcher serves is not mapped", "deploy_Prod", http.StatusNotFound, "", ""},
+	} {
+		t.Run(tc.about, func(t *testing.T) {
+			f := newAPIFixture(t, testConfig)
+			resp, r := f.call(t, tc.name, `{"args":["x"]}`)
+			if tc.status == http.StatusAccepted {
+				resp, r = f.call(t, tc.name, ``)
+			}
+			require.Equal(t, tc.status, resp.StatusCode, "%+v", r.Error)
+			switch tc.status {
+			case http.StatusOK:
+				assert.Equal(t, tc.command, r.Result.Name)
+				calls := f.rec.Calls()
+				require.Len(t, calls, 1)
+				assert.Equal(t, tc.command, calls[0].Name)
+			case http.StatusAccepted:
+				require.NotNil(t, r.Approval)
+				assert.Equal(t, tc.command, r.Approval.Name)
+			default:
+				assert.Equal(t, execgate.ErrorKindNotFound, r.Error.Kind)
+				assert.Equal(t, tc.name, r.Error.Name, "the refusal names what was asked for")
+				assert.Zero(t, f.rec.Count())
+				return
+			}
+			require.NotNil(t, r.Policy)
+			assert.Equal(t, tc.rule, r.Policy.Rule, "the policy decided on the command's own name")
+		})
+	}
+}
+
+func TestCallNames_Resolve(t *testing.T) {
+	spec := func(name string, dispatch bool) execgate.CommandSpec {
+		s := execgate.CommandSpec{Name: name, Command: "/bin/echo", Args: execgate.Fixed()}
+		if dispatch {
+			s.Dispatch, s.Args = true, execgate.Subcommands(execgate.SubcommandSpec{})
+		}
+		return s
+	}
+	long := strings.Repeat("l", 70) + ".run"
+	a, err := execgate.NewAllowlist(
+		spec("git.log", false), spec("git", true), spec("cloud.tf", true), spec(long, false),
+		spec("a_b", false), spec("a.b", false), // listed alike over MCP, each reachable by its own name
+		spec("x.p_s", false), spec("x_p", true), // "x_p_s" spells x.p_s and x_p's subcommand s
+		spec("tf", true), spec("tf.apply", false), // "tf_apply" spells tf.apply both ways
+	)
+	require.NoError(t, err)
+	var names callNames
+	for _, tc := range []struct {
+		about, name, want string
+		ambiguous         []string
+	}{
+		{"a command's own name is itself", "git.log", "git.log", nil},
+		{"the MCP name of a command is that command", "git_log", "git.log", nil},
+		{"a dispatched call by its full name is itself", "git.status", "git.status", nil},
+		{"a dispatcher's MCP name, '_' and a subcommand is the dispatched call", "git_status", "git.status", nil},
+		{"a dotted dispatcher's too", "cloud_tf_apply", "cloud.tf.apply", nil},
+		{"a name cut for length is the command it was cut from", mcpserver.ToolName(long), long, nil},
+		{"an own name wins over another command's MCP name", "a_b", "a_b", nil},
+		{"a dotted own name is itself", "a.b", "a.b", nil},
+		{"a spelling of one command both ways is that command", "tf_apply", "tf.apply", nil},
+		{"a spelling of two commands is ambiguous", "x_p_s", "", []string{"x.p_s", "x_p.s"}},
+		{"a name that spells nothing is left for the gate to refuse", "nope_x", "nope_x", nil},
+		{"a dispatcher's MCP name alone is no call", "cloud_tf", "cloud_tf", nil},
+		{"a subcommand that no dispatcher serves is not mapped", "git_Status", "git_Status", nil},
+	} {
+		got, amb := names.resolve(a, tc.name)
+		assert.Equal(t, tc.want, got, tc.about)
+		assert.Equal(t, tc.ambiguous, amb, tc.about)
+	}
+}
+
+// TestHTTP_AmbiguousNameIsRefused: a name that spells two commands over
+// the HTTP API is refused, naming both, and the refusal is recorded.
+func TestHTTP_AmbiguousNameIsRefused(t *testing.T) {
+	a, err := execgate.NewAllowlist(
+		execgate.CommandSpec{Name: "x.p_s", Command: "/bin/echo", Args: execgate.Fixed()},
+		execgate.CommandSpec{Name: "x_p", Command: "/bin/echo", Dispatch: true, Floor: execgate.ActionAllow,
+			Args: execgate.Subcommands(execgate.SubcommandSpec{})},
+	)
+	require.NoError(t, err)
+	rec := execgatetest.NewRecorder()
+	tr := &trailOf{}
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: rec.Exec, Auditor: tr})
+	require.NoError(t, err)
+	h, err := newAPI(apiOptions{Executor: x, Server: &config.Server{Tokens: []config.Token{{Principal: "ci-bot", SHA256: tokenHash(callerToken)}}}})
+	require.NoError(t, err)
+	f := &apiFixture{srv: httptest.NewServer(h), rec: rec}
+	t.Cleanup(f.srv.Close)
+
+	resp, r := f.call(t, "x_p_s", `{}`)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, execgate.ErrorKindNotFound, r.Error.Kind)
+	assert.Equal(t, "x_p_s", r.Error.Name)
+	for _, want := range []string{`"x.p_s"`, `"x_p.s"`, "nothing ran", "call it by the command's own name"} {
+		assert.Contains(t, r.Error.Message, want)
+	}
+	evs := tr.all()
+	require.Len(t, evs, 1)
+	assert.Equal(t, execgate.OpRequest, evs[0].Op)
+	assert.Equal(t, "x_p_s", evs[0].Name)
+	assert.Equal(t, execgate.ErrorKindNotFound, evs[0].Error)
+	assert.Zero(t, rec.Count())
+
+	resp, r = f.call(t, "x.p_s", `{}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", r.Error)
+	assert.Equal(t, "x.p_s", r.Result.Name, "the command's own name still works")
+}
+
+// trailOf is an Auditor that keeps every Event.
+type trailOf struct {
+	mu     sync.Mutex
+	events []execgate.Event
+}
+
+func (tr *trailOf) Audit(_ context.Context, ev execgate.Event) error {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.events = append(tr.events, ev)
+	return nil
+}
+
+func (tr *trailOf) all() []execgate.Event {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]execgate.Event(nil), tr.events...)
 }
 
 func TestHTTP_MethodNotAllowed(t *testing.T) {

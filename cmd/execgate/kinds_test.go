@@ -67,7 +67,7 @@ func TestSameTruth_OneRefusalVocabularyOnEverySurface(t *testing.T) {
 			got["HTTP API"] = r.Error.Kind
 			got["audit trail, after the HTTP API"] = lastKind(t)
 
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.input)})
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolName(c.tool), Arguments: json.RawMessage(c.input)})
 			require.NoError(t, err)
 			var st mcpserver.CallStatus
 			b, err := json.Marshal(res.StructuredContent)

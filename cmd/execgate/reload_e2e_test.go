@@ -261,7 +261,7 @@ func TestE2E_ReloadOverStdio(t *testing.T) {
 				}
 				return names
 			}
-			assert.ElementsMatch(t, []string{"echo.run", "sleep.run"}, listed())
+			assert.ElementsMatch(t, []string{"echo_run", "sleep_run"}, listed())
 
 			require.NoError(t, os.WriteFile(path, []byte(reloadFile(trueTool, callerToken)), 0o600))
 			require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
@@ -270,8 +270,8 @@ func TestE2E_ReloadOverStdio(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatalf("no notifications/tools/list_changed; stderr: %s", stderr)
 			}
-			assert.ElementsMatch(t, []string{"echo.run", "true.run"}, listed())
-			res := callTool(t, cs, "true.run", `{}`)
+			assert.ElementsMatch(t, []string{"echo_run", "true_run"}, listed())
+			res := callTool(t, cs, "true_run", `{}`)
 			assert.False(t, res.IsError, "%+v", res.Content)
 
 			// A file that does not load changes nothing.
@@ -279,7 +279,7 @@ func TestE2E_ReloadOverStdio(t *testing.T) {
 			require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 			stderr.waitFor(t, regexp.MustCompile(`(reload refused)`))
 			assert.Contains(t, stderr.String(), "tools.yaml:9:")
-			assert.ElementsMatch(t, []string{"echo.run", "true.run"}, listed())
+			assert.ElementsMatch(t, []string{"echo_run", "true_run"}, listed())
 		})
 	}
 }

@@ -29,17 +29,23 @@ var serveCmd = &command{
 	summary: "serve the allowlist over MCP on stdio, or as an HTTP API",
 	usage: `Usage:
 
-	execgate serve --config FILE [--principal P] [--approvals MODE] [--approver-http ADDR] [--audit FILE]
+	execgate serve --config FILE [--principal P] [--approvals MODE] [--approver-http ADDR] [--logical-names] [--audit FILE]
 	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
 
 Without --http, serve speaks the Model Context Protocol on stdin and
 stdout: every command name of the configuration is a tool, and every call
 runs as one principal, --principal or else the configuration's
-server.principal. A call the policy holds for approval is, by --approvals:
-elicit (the default) asked of the client's user when the client supports
-elicitation, else left pending; pending (the default with --approver-http,
-which refuses elicit), always left pending for an out-of-band approver;
-refuse, refused. Pending approvals can be decided
+server.principal. A tool is listed under its command name with each '.'
+made '_' ("git_log" for "git.log"; "execgate tools" shows each tool's
+mcp_name), a name every mainstream MCP client accepts; the policies,
+grants and the audit trail still see "git.log". Two command names that
+would be listed alike ("a.b" and "a_b") make serve refuse to start.
+--logical-names lists the command names themselves, dots included, for
+clients that accept them. A call the policy holds for approval is, by
+--approvals: elicit (the default) asked of the client's user when the
+client supports elicitation, else left pending; pending (the default with
+--approver-http, which refuses elicit), always left pending for an
+out-of-band approver; refuse, refused. Pending approvals can be decided
 only through --approver-http ADDR, which serves the approval routes of the
 HTTP API (GET /v1/approvals, POST /v1/approvals/{id}) to the
 configuration's server.approvers; without it a pending approval expires
@@ -78,6 +84,7 @@ does not load or has no tokens for --http.
 		fs.StringVar(&o.tlsKey, "tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
 		fs.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on an address that is not loopback")
 		fs.StringVar(&o.audit, "audit", "", "append every call to the hash-chained audit `FILE`")
+		fs.BoolVar(&o.logicalNames, "logical-names", false, "over stdio, list the tools under their command names, dots included (default: '.' made '_', as every MCP client accepts)")
 		return func(c *cli, ctx context.Context, args []string) int {
 			if len(args) > 0 {
 				return c.usageError("unexpected arguments %q", args)
@@ -91,7 +98,7 @@ does not load or has no tokens for --http.
 type serveOptions struct {
 	config, principal, approvals, approverHTTP string
 	http, tlsCert, tlsKey, audit               string
-	insecure                                   bool
+	insecure, logicalNames                     bool
 }
 
 // approvalModes are the values of --approvals.
@@ -136,6 +143,9 @@ func (c *cli) serveFlags(o *serveOptions) (mcpserver.ApprovalMode, *listenConfig
 	}
 	if o.http != "" && (o.principal != "" || o.approvals != "" || o.approverHTTP != "") {
 		return 0, nil, c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --http, each token names its principal and approvals are always pending")
+	}
+	if o.http != "" && o.logicalNames {
+		return 0, nil, c.usageError("--logical-names names the tools served over MCP on stdio, and --http serves no MCP; POST /v1/tools/{name} takes a command's name and its MCP name alike")
 	}
 	// With out-of-band approvers, the MCP client must not be able to
 	// approve by answering an elicitation: that would let the proposer
@@ -200,6 +210,8 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		Allowlist: g.loaded.Allowlist,
 		Approvals: mode,
 		Logger:    slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+
+		LogicalNames: o.logicalNames,
 	}
 	var approver *api
 	if o.approverHTTP != "" {
@@ -214,7 +226,12 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		}
 	}
 	ms, err := mcpserver.New(g.x, opts)
-	if err != nil {
+	var collision *mcpserver.ToolNameCollisionError
+	switch {
+	case errors.As(err, &collision):
+		return c.fail(exitUsage, fmt.Errorf("%s: the commands %q and %q would both be listed as the MCP tool %q, since many MCP clients take no dots in tool names; rename one of them, or serve with --logical-names for clients that accept dots",
+			o.config, collision.Names[0], collision.Names[1], collision.Tool))
+	case err != nil:
 		return c.fail(exitUsage, err)
 	}
 	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, fixedPrincipal: o.principal != ""}

@@ -142,7 +142,7 @@ func (s *rawStdio) close(t *testing.T) error {
 // overBound is a tools/call line longer than the stdio transport reads as
 // one message, with its id last.
 func overBound(id string) string {
-	return `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo.run","arguments":{"args":["` +
+	return `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo_run","arguments":{"args":["` +
 		strings.Repeat("a", mcpserver.MaxFrameBytes) + `"]}},"id":` + id + "}\n"
 }
 
@@ -179,7 +179,7 @@ func TestE2E_StdioBadFramesGetJSONRPCErrors(t *testing.T) {
 	}
 
 	s.initialize(t)
-	s.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo.run","arguments":{"args":["after","bad","frames"]}}}`+"\n")
+	s.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo_run","arguments":{"args":["after","bad","frames"]}}}`+"\n")
 	m := s.recv(t)
 	assert.JSONEq(t, "2", string(m.ID), "no answer is left over from the bad lines")
 	isError, content := callResult(t, m)
@@ -187,13 +187,14 @@ func TestE2E_StdioBadFramesGetJSONRPCErrors(t *testing.T) {
 	var r execgate.Result
 	require.NoError(t, json.Unmarshal(content, &r))
 	assert.Equal(t, "after bad frames\n", r.Stdout)
+	assert.Equal(t, "echo.run", r.Name, "the tool echo_run is the command echo.run")
 
 	// After the handshake too, a bad line is answered and the session goes on.
 	s.send(t, "hello again\n")
 	m = s.recv(t)
 	require.NotNil(t, m.Error)
 	assert.Equal(t, parseError, m.Error.Code)
-	s.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm.run","arguments":{}}}`+"\n")
+	s.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm_run","arguments":{}}}`+"\n")
 	m = s.recv(t)
 	assert.JSONEq(t, "3", string(m.ID))
 	isError, content = callResult(t, m)
@@ -210,7 +211,7 @@ func TestE2E_StdioBadFramesGetJSONRPCErrors(t *testing.T) {
 	assert.Contains(t, out, "ok:")
 	b, err := os.ReadFile(trail)
 	require.NoError(t, err)
-	var found bool
+	var found, echoed bool
 	badLines := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if strings.Contains(line, `"route":"mcp stdio"`) {
@@ -219,13 +220,18 @@ func TestE2E_StdioBadFramesGetJSONRPCErrors(t *testing.T) {
 			assert.Contains(t, line, `"principal":"local-agent"`)
 			assert.NotContains(t, line, "hello", "nothing of a refused line is recorded")
 		}
-		if strings.Contains(line, `"name":"rm.run"`) {
+		if strings.Contains(line, `"name":"echo.run"`) {
+			echoed = true
+		}
+		assert.NotContains(t, line, `"name":"echo_run"`, "the trail names the command, not the MCP tool")
+		if strings.Contains(line, `"name":"rm_run"`) {
 			found = true
 			assert.Contains(t, line, `"error":"not_found"`)
 			assert.Contains(t, line, `"route":"mcp tools/call"`)
 			assert.Contains(t, line, `"principal":"local-agent"`)
 		}
 	}
-	assert.True(t, found, "the refusal of rm.run is in the trail:\n%s", b)
+	assert.True(t, found, "the refusal of rm_run is in the trail:\n%s", b)
+	assert.True(t, echoed, "the call of echo_run is in the trail as echo.run:\n%s", b)
 	assert.Equal(t, 11, badLines, "every refused line is in the trail:\n%s", b)
 }

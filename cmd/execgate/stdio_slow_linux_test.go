@@ -13,7 +13,8 @@ import (
 	"github.com/execgate/execgate"
 )
 
-// napConfig serves nap.run, /bin/sleep for a few seconds, over stdio.
+// napConfig serves nap.run (the MCP tool nap_run), /bin/sleep for a few
+// seconds, over stdio.
 var napConfig = `version: 1
 defaults: {timeout: 60s, env: {PATH: /usr/bin:/bin}}
 tools:
@@ -33,7 +34,7 @@ func TestE2E_StdioBadFramesDoNotCancelARunningCall(t *testing.T) {
 	const seconds = 2
 	s := startRawStdio(t, "--config", writeFile(t, "nap.yaml", napConfig))
 	s.initialize(t)
-	s.send(t, `{"jsonrpc":"2.0","id":"nap","method":"tools/call","params":{"name":"nap.run","arguments":{"args":["2"]}}}`+"\n")
+	s.send(t, `{"jsonrpc":"2.0","id":"nap","method":"tools/call","params":{"name":"nap_run","arguments":{"args":["2"]}}}`+"\n")
 	sent := time.Now()
 
 	// Wait until the server's sleep runs.

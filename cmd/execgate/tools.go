@@ -2,14 +2,24 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/internal/inputrules"
+	"github.com/execgate/execgate/mcpserver"
 )
 
 // toolInfo describes one tool in GET /v1/tools and execgate tools.
 type toolInfo struct {
-	// Name is the spec's name: the name to call.
+	// Name is the spec's name: the name to call, which the policy and
+	// the audit trail see.
 	Name string `json:"name"`
+	// MCPName is the name the tool is listed under over MCP: the
+	// client-safe mcpserver.ToolName of Name ("git_log" for "git.log"),
+	// or Name itself with --logical-names. The HTTP API takes it too.
+	MCPName string `json:"mcp_name"`
 	// Description is the spec's description.
 	Description string `json:"description,omitempty"`
 	// InputSchema is the JSON Schema of the input the tool accepts.
@@ -39,9 +49,10 @@ type toolList struct {
 	Tools []toolInfo `json:"tools"`
 }
 
-// listTools describes every spec of a, sorted by name. A nil a lists
-// nothing.
-func listTools(a *execgate.Allowlist) toolList {
+// listTools describes every spec of a, sorted by name, with the name
+// each is listed under over MCP: its logical name with logicalNames, and
+// else mcpserver.ToolName of it. A nil a lists nothing.
+func listTools(a *execgate.Allowlist, logicalNames bool) toolList {
 	out := toolList{Tools: []toolInfo{}}
 	if a == nil {
 		return out
@@ -49,6 +60,7 @@ func listTools(a *execgate.Allowlist) toolList {
 	for _, s := range a.Specs() {
 		t := toolInfo{
 			Name:        s.Name,
+			MCPName:     mcpName(s.Name, logicalNames),
 			Description: s.Description,
 			InputSchema: schemaOf(s),
 		}
@@ -73,4 +85,78 @@ func schemaOf(s execgate.CommandSpec) json.RawMessage {
 		return json.RawMessage(`{"type":"object"}`)
 	}
 	return raw
+}
+
+// mcpName is the name the spec name is listed under over MCP.
+func mcpName(name string, logicalNames bool) string {
+	if logicalNames {
+		return name
+	}
+	return mcpserver.ToolName(name)
+}
+
+// callNames finds the command that a name of POST /v1/tools/{name} asks
+// for. The HTTP API takes a command's own name ("git.log",
+// "terraform.apply") and the spelling of MCP tool names: a spec's
+// mcpserver.ToolName ("git_log"), or a dispatcher's ToolName, '_' and a
+// subcommand ("terraform_apply"). It keeps an index of the allowlist it
+// last saw, and is safe for concurrent use.
+type callNames struct {
+	mu  sync.Mutex
+	idx *nameIndex
+}
+
+// nameIndex holds the logical names of an allowlist's specs by the MCP
+// spelling of their names.
+type nameIndex struct {
+	a           *execgate.Allowlist
+	specs       map[string][]string // the ordinary specs, by ToolName
+	dispatchers map[string][]string // the dispatchers, by ToolName
+}
+
+// resolve returns the command name that name asks for in a: name itself
+// when a serves it (Allowlist.Lookup), else the one command whose MCP
+// spelling it is, else name, which the gate then refuses as not
+// allowlisted. When name is the MCP spelling of two commands, it returns
+// both, sorted, and the caller refuses it as ambiguous.
+func (c *callNames) resolve(a *execgate.Allowlist, name string) (string, []string) {
+	if _, ok := a.Lookup(name); ok {
+		return name, nil
+	}
+	idx := c.index(a)
+	found := slices.Clone(idx.specs[name])
+	if i := strings.LastIndexByte(name, '_'); i > 0 && inputrules.ValidSubcommand(name[i+1:]) {
+		for _, d := range idx.dispatchers[name[:i]] {
+			found = append(found, d+"."+name[i+1:])
+		}
+	}
+	slices.Sort(found)
+	found = slices.Compact(found)
+	switch len(found) {
+	case 0:
+		return name, nil
+	case 1:
+		return found[0], nil
+	}
+	return "", found
+}
+
+// index returns the index of a, built once for each allowlist in force.
+func (c *callNames) index(a *execgate.Allowlist) *nameIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idx != nil && c.idx.a == a {
+		return c.idx
+	}
+	idx := &nameIndex{a: a, specs: map[string][]string{}, dispatchers: map[string][]string{}}
+	for _, s := range a.Specs() {
+		n := mcpserver.ToolName(s.Name)
+		if s.Dispatch {
+			idx.dispatchers[n] = append(idx.dispatchers[n], s.Name)
+		} else {
+			idx.specs[n] = append(idx.specs[n], s.Name)
+		}
+	}
+	c.idx = idx
+	return idx
 }

@@ -26,8 +26,10 @@ const tsClientDir = "testdata/tsclient"
 // lines that are not messages between the client's: the client's calls
 // work before and after them, each bad line gets its error, a call over
 // the line bound fails at once with the error under its own id instead of
-// hanging, an unlisted tool is refused as not found, and the server exits
-// 0 when the client closes. It is skipped only where node is not
+// hanging, the tools are listed under client-safe names ("echo_run" for
+// the command echo.run), an unlisted tool is refused as not found, a
+// command's own name too with the tool to call instead, and the server
+// exits 0 when the client closes. It is skipped only where node is not
 // installed.
 func TestTSClient_Stdio(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -58,6 +60,7 @@ func TestTSClient_Stdio(t *testing.T) {
 		Before    callResult
 		After     callResult
 		Unknown   callResult
+		Logical   callResult
 		TooLong   struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
@@ -75,15 +78,24 @@ func TestTSClient_Stdio(t *testing.T) {
 		return r
 	}
 	assert.Equal(t, "before\n", ran(got.Before).Stdout)
+	assert.Equal(t, "echo.run", ran(got.Before).Name, "the gate sees the command's own name")
 	assert.Equal(t, "after bad lines\n", ran(got.After).Stdout, "the session goes on after the bad lines")
 	assert.Equal(t, []int{-32700, -32600, -32700, -32700}, got.Answers, "hello, [], { and NUL bytes, each answered in order")
 	assert.Equal(t, -32600, got.TooLong.Code, "the oversized call failed under its own id: %s", got.TooLong.Message)
 	assert.Contains(t, got.TooLong.Message, "longer than")
-	assert.Equal(t, []string{"deploy", "echo.run", "forbidden.run"}, got.Tools)
+	assert.Equal(t, []string{"deploy", "echo_run", "forbidden_run"}, got.Tools)
+	for _, name := range got.Tools {
+		assert.Regexp(t, `^[a-zA-Z0-9_-]{1,64}$`, name, "a name every mainstream client accepts")
+	}
 	require.True(t, got.Unknown.IsError)
 	var st mcpserver.CallStatus
 	require.NoError(t, json.Unmarshal(got.Unknown.StructuredContent, &st))
 	assert.Equal(t, mcpserver.KindNotFound, st.Kind)
+	require.True(t, got.Logical.IsError)
+	st = mcpserver.CallStatus{}
+	require.NoError(t, json.Unmarshal(got.Logical.StructuredContent, &st))
+	assert.Equal(t, mcpserver.KindNotFound, st.Kind)
+	assert.Contains(t, st.Message, `listed as the tool "echo_run"`)
 	assert.Equal(t, 0, got.ExitCode, "stderr: %s", stderr)
 	// The SDK's message schema has no room for an error whose id is null:
 	// it reports each such answer to its error handler and carries on.

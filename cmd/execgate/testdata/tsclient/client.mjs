@@ -63,7 +63,7 @@ client.onerror = (err) => sdkErrors.push(String(err.message).slice(0, 200));
 await client.connect(transport);
 
 const out = { answers, sdkErrors };
-out.before = await client.callTool({ name: "echo.run", arguments: { args: ["before"] } });
+out.before = await client.callTool({ name: "echo_run", arguments: { args: ["before"] } });
 
 // Lines that are not messages, each answered with an error, and then a
 // line over the bound carrying a call whose id the client waits for.
@@ -72,7 +72,7 @@ await raw("[]\n");
 await raw("{\n");
 await raw("\u0000\u0000\n");
 const tooLong = client
-  .callTool({ name: "echo.run", arguments: { args: ["x".repeat(5 * 1024 * 1024)] } })
+  .callTool({ name: "echo_run", arguments: { args: ["x".repeat(5 * 1024 * 1024)] } })
   .then(
     (r) => ({ result: r }),
     (e) => ({ code: e.code, message: String(e.message).slice(0, 200) }),
@@ -80,8 +80,10 @@ const tooLong = client
 out.tooLong = await tooLong;
 
 out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
-out.after = await client.callTool({ name: "echo.run", arguments: { args: ["after", "bad", "lines"] } });
-out.unknown = await client.callTool({ name: "rm.run", arguments: {} });
+out.after = await client.callTool({ name: "echo_run", arguments: { args: ["after", "bad", "lines"] } });
+out.unknown = await client.callTool({ name: "rm_run", arguments: {} });
+// The command's own name is not a listed tool name.
+out.logical = await client.callTool({ name: "echo.run", arguments: {} });
 
 await client.close();
 await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on("exit", resolve)));
