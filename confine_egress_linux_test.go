@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/internal/confine"
 )
 
 // egressServer is an HTTP server on 127.0.0.2, a loopback address that no
@@ -175,4 +177,18 @@ func TestConfinement_EgressProxyEnvironment(t *testing.T) {
 		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
 	}, lines)
 	assert.Empty(t, res.Connections)
+}
+
+// A best-effort confinement with an egress list is never retried without
+// its namespaces: the command would get the caller's whole network.
+func TestConfinement_EgressIsNeverDroppedForBestEffort(t *testing.T) {
+	ns := confine.Namespaces{User: true, Net: true, PID: true, Mount: true}
+	with := &confinedStart{ns: ns, bestEffort: true, proxy: newEgressProxy(&egressRules{})}
+	defer with.proxy.close()
+	assert.False(t, with.retry())
+	assert.Equal(t, ns, with.ns)
+
+	without := &confinedStart{ns: ns, bestEffort: true}
+	assert.True(t, without.retry(), "the control: best effort without an egress list drops its namespaces")
+	assert.Contains(t, without.unconfined, "network")
 }

@@ -119,8 +119,13 @@ func (c *confinedStart) apply(cmd *exec.Cmd) {
 // without namespaces, for a best-effort confinement that asked for them
 // (they are what most often fails), noting what that leaves: the network
 // shared, processes that may outlive the call.
+//
+// A call with an egress list is never retried: without its network
+// namespace the command would have the caller's whole network, with the
+// proxy variables pointing at whatever listens on the caller's
+// 127.0.0.1:3128.
 func (c *confinedStart) retry() bool {
-	if c.ns == (confine.Namespaces{}) || !c.bestEffort {
+	if c.ns == (confine.Namespaces{}) || !c.bestEffort || c.proxy != nil {
 		return false
 	}
 	if c.ns.Net {

@@ -29,9 +29,11 @@ import (
 // and connects to the address it checked, so a name that resolves to
 // another address later (DNS rebinding) changes nothing. It refuses an
 // address that is loopback, private, link-local, shared (100.64.0.0/10),
-// multicast, reserved, or a cloud metadata endpoint (169.254.169.254,
-// fd00:ec2::254, 100.100.100.200, 168.63.129.16) unless an Allow entry
-// names that address (an IP address or a prefix, not a host name). Every
+// multicast, reserved, an address of the gate's own host, or a cloud
+// metadata endpoint (169.254.169.254, fd00:ec2::254, 100.100.100.200,
+// 168.63.129.16) unless an Allow entry names that address: an IP address,
+// or a prefix within that special range ("10.0.0.0/8", not "0.0.0.0/0"),
+// never a host name. Every
 // connection attempt, allowed or refused, is reported in
 // [Result.Connections] and in the audit [Event].
 //
@@ -39,6 +41,10 @@ import (
 // talks to once it is established (a server that hosts several names may
 // answer for one that is not listed, "domain fronting"). A plain http://
 // request is always sent with the Host it was addressed to.
+//
+// An Egress needs the network namespace, whatever BestEffort says: a
+// kernel that cannot give one makes the call a spawn_error, never a run
+// on the caller's network.
 //
 // The lists are part of the spec's fingerprint, and so of every approval
 // digest, and an [Approval] shows them.
@@ -53,6 +59,9 @@ type Egress struct {
 	// regard to case and without a trailing dot. Empty allows nothing:
 	// every attempt is refused and reported.
 	Allow []string
+	// (Once MaxConnections attempts are recorded, or half of that of
+	// refused ones, later ones are enforced and only counted.)
+	//
 	// Deny lists destinations that are refused even when Allow lists
 	// them, in the same form: a name entry refuses a host by its name,
 	// an address entry every address it covers, however the command
@@ -454,34 +463,50 @@ func (r *egressRules) namedByName(t egressTarget) bool {
 
 // decideAddr says whether the command may connect to a, one address of t
 // (whose name an Allow entry names when byName is set): "" if it may,
-// else why not.
-func (r *egressRules) decideAddr(t egressTarget, a netip.Addr, byName bool) string {
+// else why not. An address of the gate's own host (local, when not nil,
+// reports them) counts as special, as loopback does.
+//
+// A special address (see specialRange) is let through only by an Allow
+// entry that names it by an address or a prefix lying within the special
+// range itself ("127.0.0.1:8080", "10.0.0.0/8:5432"): a prefix broader
+// than the range ("0.0.0.0/0") names ordinary addresses, not these.
+func (r *egressRules) decideAddr(t egressTarget, a netip.Addr, byName bool, local func(netip.Addr) bool) string {
 	a = a.Unmap()
 	for i := range r.deny {
 		if r.deny[i].matchAddr(a, t.port) || r.deny[i].any && r.deny[i].portOK(t.port) {
 			return fmt.Sprintf("%s is refused by the deny entry %q", a, r.deny[i].text)
 		}
 	}
+	kind, special := specialRange(a)
+	if kind == "" && local != nil && local(a) {
+		kind, special = "an address of the gate's own host", netip.PrefixFrom(a, a.BitLen())
+	}
 	for i := range r.allow {
-		if r.allow[i].matchAddr(a, t.port) {
+		e := &r.allow[i]
+		if !e.matchAddr(a, t.port) {
+			continue
+		}
+		if kind == "" || special.Contains(e.prefix.Addr()) && e.prefix.Bits() >= special.Bits() {
 			return ""
 		}
 	}
 	if !byName {
 		return fmt.Sprintf("%q is not on the allowlist", t.String())
 	}
-	if kind := specialAddress(a); kind != "" {
+	if kind != "" {
 		return fmt.Sprintf("%s is %s, which no allow entry names by address", a, kind)
 	}
 	return ""
 }
 
-// specialAddresses are the prefixes, besides those netip classifies, that
-// a name never reaches unless an Allow entry names the address: shared,
-// reserved, documentation and benchmarking space, the IPv6 prefixes that
-// embed an IPv4 address (NAT64, 6to4, Teredo), and public addresses that
-// are cloud metadata or platform endpoints.
-var specialAddresses = []struct {
+// specialRanges are the addresses a name never reaches unless an Allow
+// entry names them by address: loopback, private, link-local, multicast,
+// shared, reserved, documentation and benchmarking space, the IPv6
+// prefixes that embed an IPv4 address (IPv4-compatible, SIIT, NAT64, 6to4,
+// Teredo), IPv6 outside the global unicast 2000::/3, and public addresses
+// that are cloud metadata or platform endpoints. The most specific range
+// comes first.
+var specialRanges = []struct {
 	prefix netip.Prefix
 	kind   string
 }{
@@ -489,6 +514,15 @@ var specialAddresses = []struct {
 	{netip.MustParsePrefix("100.100.100.200/32"), "a cloud metadata address"},
 	{netip.MustParsePrefix("168.63.129.16/32"), "a cloud platform address"},
 	{netip.MustParsePrefix("fd00:ec2::254/128"), "a cloud metadata address"},
+	{netip.MustParsePrefix("0.0.0.0/32"), "the unspecified address"},
+	{netip.MustParsePrefix("::/128"), "the unspecified address"},
+	{netip.MustParsePrefix("::1/128"), "a loopback address"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "a reserved address"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback address"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "a private address"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "a private address"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "a private address"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address"},
 	{netip.MustParsePrefix("0.0.0.0/8"), "a reserved address"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (carrier-grade NAT) address"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "a reserved address"},
@@ -496,38 +530,44 @@ var specialAddresses = []struct {
 	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
 	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation address"},
 	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "an IPv6 address that embeds an IPv4 one"},
+	{netip.MustParsePrefix("::/96"), "an IPv6 address that embeds an IPv4 one"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64 address"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "a NAT64 address"},
 	{netip.MustParsePrefix("100::/64"), "a discard address"},
+	{netip.MustParsePrefix("fe80::/10"), "a link-local address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
+	{netip.MustParsePrefix("fc00::/7"), "a private address"},
+	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
 	{netip.MustParsePrefix("2001::/32"), "a Teredo address"},
+	{netip.MustParsePrefix("2001:10::/28"), "a reserved address"},
+	{netip.MustParsePrefix("2001:20::/28"), "a reserved address"},
 	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
+	{netip.MustParsePrefix("3fff::/20"), "a documentation address"},
 	{netip.MustParsePrefix("2002::/16"), "a 6to4 address"},
+	{netip.MustParsePrefix("::/3"), "a reserved IPv6 address (not global unicast)"},
+	{netip.MustParsePrefix("4000::/2"), "a reserved IPv6 address (not global unicast)"},
+	{netip.MustParsePrefix("8000::/1"), "a reserved IPv6 address (not global unicast)"},
+}
+
+// specialRange returns the kind and the range of a, a special address
+// (see specialRanges), or "" for an ordinary public unicast address.
+func specialRange(a netip.Addr) (string, netip.Prefix) {
+	a = a.Unmap()
+	for _, s := range specialRanges {
+		if s.prefix.Contains(a) {
+			return s.kind, s.prefix
+		}
+	}
+	return "", netip.Prefix{}
 }
 
 // specialAddress names the kind of a that a host name must not reach
 // unless an Allow entry names the address, or "" for an ordinary public
 // unicast address.
 func specialAddress(a netip.Addr) string {
-	a = a.Unmap()
-	for _, s := range specialAddresses {
-		if s.prefix.Contains(a) {
-			return s.kind
-		}
-	}
-	switch {
-	case a.IsLoopback():
-		return "a loopback address"
-	case a.IsUnspecified():
-		return "the unspecified address"
-	case a.IsLinkLocalUnicast():
-		return "a link-local address"
-	case a.IsPrivate():
-		return "a private address"
-	case a.IsMulticast():
-		return "a multicast address"
-	case !a.IsGlobalUnicast():
-		return "not a unicast address"
-	}
-	return ""
+	kind, _ := specialRange(a)
+	return kind
 }

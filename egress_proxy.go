@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // The egress proxy's bounds, per call.
@@ -49,8 +47,9 @@ const (
 // records every attempt.
 type egressProxy struct {
 	rules  *egressRules
-	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error) // host is rooted: "example.com."
 	dial   func(ctx context.Context, network, address string) (net.Conn, error)
+	local  map[netip.Addr]bool // the addresses of the gate's own interfaces
 
 	ctx    context.Context // canceled by close: ends lookups, dials and forwards
 	cancel context.CancelFunc
@@ -58,7 +57,8 @@ type egressProxy struct {
 
 	mu      sync.Mutex
 	closed  bool
-	records []*connRecord
+	records []*connRecord // kept, in the order they were decided
+	refused int           // refused records kept
 	dropped int
 	open    map[net.Conn]struct{} // tunnelled and upstream connections
 	l       net.Listener
@@ -78,6 +78,7 @@ type connRecord struct {
 func newEgressProxy(rules *egressRules) *egressProxy {
 	p := &egressProxy{
 		rules: rules,
+		local: localAddrs(),
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
@@ -96,6 +97,27 @@ func newEgressProxy(rules *egressRules) *egressProxy {
 	return p
 }
 
+// localAddrs returns the addresses of this host's interfaces (nil when
+// they cannot be listed: loopback and private ones are refused anyway).
+func localAddrs() map[netip.Addr]bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	out := make(map[netip.Addr]bool, len(addrs))
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out[ip.Unmap()] = true
+			}
+		}
+	}
+	return out
+}
+
+// isLocal reports whether a is an address of the gate's own host.
+func (p *egressProxy) isLocal(a netip.Addr) bool { return p.local[a.Unmap()] }
+
 // serve serves l until close is called; it closes l. It returns at once
 // if close was called already.
 func (p *egressProxy) serve(l net.Listener) {
@@ -107,7 +129,7 @@ func (p *egressProxy) serve(l net.Listener) {
 	}
 	p.l = l
 	p.mu.Unlock()
-	p.srv.Serve(netutil.LimitListener(l, egressMaxOpen)) // returns ErrServerClosed once close is called
+	p.srv.Serve(limitListener(l, egressMaxOpen)) // returns ErrServerClosed once close is called
 }
 
 // close stops the proxy: it closes the listener and every connection,
@@ -166,17 +188,29 @@ func (p *egressProxy) untrack(c net.Conn) {
 	p.mu.Unlock()
 }
 
-// record starts the record of an attempt to reach host:port.
+// record starts the record of an attempt to reach host:port; keep adds
+// it to the report once it is decided.
 func (p *egressProxy) record(host string, port int, kind string) *connRecord {
-	r := &connRecord{c: Connection{Host: host, Port: port, Kind: kind}, mu: &p.mu}
+	return &connRecord{c: Connection{Host: host, Port: port, Kind: kind}, mu: &p.mu}
+}
+
+// keep decides, once an attempt is allowed or refused, whether its record
+// is kept: refused attempts fill at most half of MaxConnections, so that
+// a flood of them cannot push the allowed ones out of the report; past
+// that, and past MaxConnections in all, an attempt is counted in dropped
+// (and enforced all the same).
+func (p *egressProxy) keep(r *connRecord, allowed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.records) >= MaxConnections {
-		p.dropped++ // enforced all the same, and counted, not kept
-		return r
+	r.c.Allowed = allowed
+	switch {
+	case len(p.records) >= MaxConnections, !allowed && p.refused >= MaxConnections/2:
+		p.dropped++
+		return
+	case !allowed:
+		p.refused++
 	}
 	p.records = append(p.records, r)
-	return r
 }
 
 // set updates the fields of r's Connection under the proxy's lock.
@@ -203,7 +237,8 @@ func (p *egressProxy) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Scheme != "" && req.URL.Scheme != "http" {
 			why = fmt.Sprintf("only CONNECT and absolute http:// requests are proxied, not %s://", reportedHost(req.URL.Scheme))
 		}
-		rec.set(func(c *Connection) { c.Refusal = why })
+		rec.c.Refusal = why
+		p.keep(rec, false)
 		http.Error(w, "execgate egress proxy: refused: "+why, http.StatusBadRequest)
 		return
 	}
@@ -230,20 +265,22 @@ func reportedHost(s string) string {
 func (p *egressProxy) target(w http.ResponseWriter, authority string, defaultPort int, kind string) (*connRecord, egressTarget, []netip.Addr, bool) {
 	t, err := parseEgressTarget(authority, defaultPort)
 	if err != nil {
-		rec := p.record(reportedHost(authority), t.port, kind)
 		why := fmt.Sprintf("%q is not a host:port (%v)", reportedHost(authority), err)
-		rec.set(func(c *Connection) { c.Refusal = why })
+		rec := p.record(reportedHost(authority), t.port, kind)
+		rec.c.Refusal = why
+		p.keep(rec, false)
 		http.Error(w, "execgate egress proxy: refused: "+why, http.StatusBadRequest)
 		return nil, t, nil, false
 	}
 	rec := p.record(t.host, t.port, kind)
 	addrs, why := p.decide(t)
 	if why != "" {
-		rec.set(func(c *Connection) { c.Refusal = why })
+		rec.c.Refusal = why
+		p.keep(rec, false)
 		http.Error(w, "execgate egress proxy: refused: "+why+"; only the hosts of the command's egress allowlist can be reached", http.StatusForbidden)
 		return nil, t, nil, false
 	}
-	rec.set(func(c *Connection) { c.Allowed = true })
+	p.keep(rec, true)
 	return rec, t, addrs, true
 }
 
@@ -264,7 +301,9 @@ func (p *egressProxy) decide(t egressTarget) ([]netip.Addr, string) {
 		ctx, cancel := context.WithTimeout(p.ctx, egressResolveTimeout)
 		defer cancel()
 		var err error
-		addrs, err = p.lookup(ctx, t.host)
+		// Rooted, so that no resolver tries the names of a search list
+		// (x.example.com.corp.internal), which the rules never saw.
+		addrs, err = p.lookup(ctx, t.host+".")
 		if err != nil || len(addrs) == 0 {
 			why := "no address"
 			var dnsErr *net.DNSError
@@ -282,7 +321,7 @@ func (p *egressProxy) decide(t egressTarget) ([]netip.Addr, string) {
 	var ok []netip.Addr
 	first := ""
 	for _, a := range addrs {
-		if why := p.rules.decideAddr(t, a, byName); why != "" {
+		if why := p.rules.decideAddr(t, a, byName, p.isLocal); why != "" {
 			if first == "" {
 				first = why
 			}
@@ -384,7 +423,7 @@ func (p *egressProxy) connect(w http.ResponseWriter, req *http.Request) {
 // closeWrite shuts down c's writing side, or closes it.
 func closeWrite(c net.Conn) {
 	if cc, ok := c.(*countingConn); ok {
-		c = cc.Conn
+		c = cc.Conn // its CloseWrite is the destination's
 	}
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
@@ -410,7 +449,7 @@ func (p *egressProxy) forward(w http.ResponseWriter, req *http.Request) {
 			if !p.track(c) {
 				return nil, context.Canceled
 			}
-			return c, nil
+			return &untrackingConn{Conn: c, p: p}, nil
 		},
 		DisableKeepAlives:      true,
 		MaxResponseHeaderBytes: 1 << 20,
@@ -436,6 +475,71 @@ func (p *egressProxy) forward(w http.ResponseWriter, req *http.Request) {
 		},
 	}
 	rp.ServeHTTP(w, req)
+}
+
+// untrackingConn is an upstream connection of a forwarded request, which
+// the proxy forgets when the transport closes it.
+type untrackingConn struct {
+	net.Conn
+	p    *egressProxy
+	once sync.Once
+}
+
+func (c *untrackingConn) Close() error {
+	c.once.Do(func() { c.p.untrack(c.Conn) })
+	return nil
+}
+
+// limitListener accepts at most n connections at once from l; more wait
+// in its backlog. The connections it returns keep CloseWrite, which a
+// tunnel uses to pass on a half-close.
+func limitListener(l net.Listener, n int) net.Listener {
+	return &limitedListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limitedListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *limitedListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitedListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
 }
 
 // countingConn counts the bytes written to and read from a destination.

@@ -118,7 +118,15 @@ func TestSpecialAddress(t *testing.T) {
 		{"169.254.1.1", "a link-local address"},
 		{"fe80::1", "a link-local address"},
 		{"100.64.0.1", "a shared (carrier-grade NAT) address"},
-		{"0.0.0.0", "a reserved address"},
+		{"0.0.0.0", "the unspecified address"},
+		{"0.1.2.3", "a reserved address"},
+		{"::7f00:1", "an IPv6 address that embeds an IPv4 one"},
+		{"::ffff:0:7f00:1", "an IPv6 address that embeds an IPv4 one"},
+		{"fec0::1", "a site-local address"},
+		{"2001:10::1", "a reserved address"},
+		{"3fff::1", "a documentation address"},
+		{"5f00::1", "a reserved IPv6 address (not global unicast)"},
+		{"ff02::1", "a multicast address"},
 		{"::", "the unspecified address"},
 		{"224.0.0.1", "a multicast address"},
 		{"255.255.255.255", "a reserved address"},
@@ -139,6 +147,12 @@ type fakeResolver struct {
 }
 
 func (f *fakeResolver) lookup(_ context.Context, host string) ([]netip.Addr, error) {
+	if !strings.HasSuffix(host, ".") {
+		// A name that is not rooted goes through the resolver's search
+		// list: names the rules never saw.
+		return nil, fmt.Errorf("the proxy looked up %q, which is not a rooted name", host)
+	}
+	host = strings.TrimSuffix(host, ".")
 	f.mu.Lock()
 	f.asked = append(f.asked, host)
 	f.mu.Unlock()
@@ -411,10 +425,11 @@ func TestEgressProxy_RefusesAndRecordsWhatItDoesNotServe(t *testing.T) {
 	}
 }
 
-// However many attempts a command makes, the record keeps MaxConnections
-// and counts the rest.
+// However many attempts a command makes, the record keeps at most
+// MaxConnections, of which at most half are refusals, and counts the
+// rest: a flood of refused attempts cannot hide the allowed one after it.
 func TestEgressProxy_RecordIsBounded(t *testing.T) {
-	f := newProxyFixture(t, nil, nil, nil)
+	f := newProxyFixture(t, []string{"UPSTREAM"}, nil, nil)
 	c, err := net.Dial("tcp", f.addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -423,18 +438,83 @@ func TestEgressProxy_RecordIsBounded(t *testing.T) {
 		for range n {
 			io.WriteString(c, "GET http://blocked.example/ HTTP/1.1\r\nHost: blocked.example\r\n\r\n")
 		}
+		fmt.Fprintf(c, "POST http://%s/exfil HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc", f.upstream)
 	}()
 	r := bufio.NewReader(c)
-	for range n {
+	for i := range n + 1 {
 		resp, err := http.ReadResponse(r, nil)
 		require.NoError(t, err)
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		if i < n {
+			require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		} else {
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+		}
 	}
 	cs, dropped := f.close(t)
-	assert.Len(t, cs, MaxConnections)
-	assert.Equal(t, 44, dropped)
+	require.Len(t, cs, MaxConnections/2+1)
+	assert.Equal(t, n-MaxConnections/2, dropped)
+	last := cs[len(cs)-1]
+	assert.True(t, last.Allowed, "%+v", last)
+	assert.Positive(t, last.BytesSent)
+	for _, c := range cs[:len(cs)-1] {
+		assert.False(t, c.Allowed)
+	}
+}
+
+// A forwarded request's connection is forgotten once it is closed: a call
+// that makes many requests does not make the gate hold a record of each.
+func TestEgressProxy_ForgetsClosedForwardedConnections(t *testing.T) {
+	f := newProxyFixture(t, []string{"UPSTREAM"}, nil, nil)
+	client := f.client()
+	for range 50 {
+		resp, err := client.Get("http://" + f.upstream + "/")
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		<-f.hosts
+	}
+	require.Eventually(t, func() bool {
+		f.p.mu.Lock()
+		defer f.p.mu.Unlock()
+		return len(f.p.open) == 0
+	}, 5*time.Second, 10*time.Millisecond, "connections still held")
+}
+
+// A special address is let through only by an entry within its own
+// range, and an address of the gate's own host is special.
+func TestEgress_SpecialAddressesNeedAnEntryOfTheirOwn(t *testing.T) {
+	local := map[netip.Addr]bool{netip.MustParseAddr("93.184.215.99"): true}
+	for _, tc := range []struct {
+		sentence string
+		allow    []string
+		target   string
+		allowed  bool
+	}{
+		{"0.0.0.0/0 does not name the metadata address", []string{"0.0.0.0/0:80"}, "169.254.169.254:80", false},
+		{"0.0.0.0/0 does not name loopback", []string{"0.0.0.0/0:80"}, "127.0.0.1:80", false},
+		{"0.0.0.0/0 names a public address", []string{"0.0.0.0/0:80"}, "93.184.215.14:80", true},
+		{"[::/0] does not name IPv6 loopback", []string{"[::/0]:80"}, "[::1]:80", false},
+		{"the link-local prefix does not name the metadata address, a range of its own", []string{"169.254.0.0/16:80"}, "169.254.169.254:80", false},
+		{"the metadata address named exactly", []string{"169.254.169.254:80"}, "169.254.169.254:80", true},
+		{"10.0.0.0/8 names a private address", []string{"10.0.0.0/8:80"}, "10.9.9.9:80", true},
+		{"10.0.0.0/7 is broader than the private range", []string{"10.0.0.0/7:80"}, "10.9.9.9:80", false},
+		{"'*' does not reach the gate's own public address", []string{"*:*"}, "93.184.215.99:2375", false},
+		{"a prefix does not either", []string{"93.184.215.0/24:*"}, "93.184.215.99:2375", false},
+		{"naming it exactly does", []string{"93.184.215.99:2375"}, "93.184.215.99:2375", true},
+	} {
+		t.Run(tc.sentence, func(t *testing.T) {
+			p := newEgressProxy(mustRules(t, tc.allow, nil))
+			p.local = local
+			defer p.close()
+			target, err := parseEgressTarget(tc.target, 0)
+			require.NoError(t, err)
+			addrs, why := p.decide(target)
+			assert.Equal(t, tc.allowed, why == "", why)
+			assert.Equal(t, tc.allowed, len(addrs) == 1)
+		})
+	}
 }
 
 // Closing the proxy ends a tunnel that is still open, and a client that
