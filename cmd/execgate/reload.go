@@ -28,6 +28,9 @@ type reloader struct {
 	// mcp is the MCP server whose tools follow the file; nil when serve
 	// serves only HTTP.
 	mcp *mcpserver.Server
+	// logicalNames is serve's --logical-names: the MCP server lists the
+	// command names as they are, so a reload is checked the same way.
+	logicalNames bool
 	// apis are the HTTP handlers whose tokens follow the file.
 	apis []*api
 	// needTokens and needApprovers refuse a file without callers (for
@@ -149,7 +152,7 @@ func (r *reloader) check(l *config.Loaded) error {
 		return fmt.Errorf("%s: %w", r.path, err)
 	}
 	if r.mcp != nil {
-		if _, err := mcpserver.New(r.x, mcpserver.Options{Allowlist: l.Allowlist}); err != nil {
+		if _, err := mcpserver.New(r.x, mcpserver.Options{Allowlist: l.Allowlist, LogicalNames: r.logicalNames}); err != nil {
 			return fmt.Errorf("%s: %w", r.path, err)
 		}
 	}

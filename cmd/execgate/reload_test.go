@@ -46,6 +46,18 @@ func reloadText(action, server string) string {
 		"CALLER", tokenHash(callerToken), "APPROVER", tokenHash(approverToken)).Replace(reloadBase)
 }
 
+// collidingTools are two tools whose names over MCP would both be a_b: the
+// command a.b, and the dispatcher a_b. They go before the policies key.
+const collidingTools = `  - name: a
+    bin: /bin/echo
+    strict: true
+    commands:
+      b: {}
+  - name: a_b
+    bin: /bin/echo
+policies:
+`
+
 // TestReloader: what a reload applies, and what it refuses without
 // changing anything.
 func TestReloader(t *testing.T) {
@@ -106,6 +118,14 @@ func TestReloader(t *testing.T) {
 			next:    strings.Replace(reloadText("allow", ""), "principal: local-agent", "principal: other-agent", 1),
 			options: func(r *reloader) { r.mcp = newTestMCP(t, r.x) }, allowed: true, callers: []string{callerToken},
 			warn: []string{"key=server.principal\n"}},
+		{name: "a file whose command names would be listed alike over MCP is refused, naming both",
+			next:    strings.Replace(reloadText("allow", ""), "policies:\n", collidingTools, 1),
+			options: func(r *reloader) { r.mcp = newTestMCP(t, r.x) }, err: "would both be listed",
+			allowed: true, callers: []string{callerToken}},
+		{name: "the same file is applied under --logical-names, whose tool names keep their dots",
+			next:    strings.Replace(reloadText("allow", ""), "policies:\n", collidingTools, 1),
+			options: func(r *reloader) { r.mcp, r.logicalNames = newTestMCP(t, r.x), true },
+			allowed: true, callers: []string{callerToken}},
 		{name: "a changed principal is not reported when --principal names it",
 			next:    strings.Replace(reloadText("allow", ""), "principal: local-agent", "principal: other-agent", 1),
 			options: func(r *reloader) { r.mcp, r.fixedPrincipal = newTestMCP(t, r.x), true }, allowed: true, callers: []string{callerToken}},

@@ -234,7 +234,7 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	case err != nil:
 		return c.fail(exitUsage, err)
 	}
-	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, fixedPrincipal: o.principal != ""}
+	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, logicalNames: o.logicalNames, fixedPrincipal: o.principal != ""}
 	if approver != nil {
 		reload.apis, reload.needApprovers = []*api{approver}, true
 	}
