@@ -159,6 +159,9 @@ func (e *egressEntry) matchAddr(a netip.Addr, port int) bool {
 
 // parseEgressEntry parses and normalizes one HOST:PORT entry.
 func parseEgressEntry(s string) (egressEntry, error) {
+	if strings.Contains(s, "://") {
+		return egressEntry{}, fmt.Errorf("%q is a URL; write HOST:PORT, such as %q", s, "api.github.com:443")
+	}
 	i := strings.LastIndexByte(s, ':')
 	if i < 0 || strings.HasSuffix(s, "]") {
 		return egressEntry{}, fmt.Errorf("%q has no port; write HOST:PORT, such as %q or %q", s, "api.github.com:443", s+":*")
@@ -187,6 +190,8 @@ func parseEgressEntry(s string) (egressEntry, error) {
 			return egressEntry{}, fmt.Errorf("%q: %q is not an IPv4 address or prefix (an IPv6 one is written in brackets)", s, host)
 		}
 		e.prefix = p
+	case strings.Contains(host, ":"):
+		return egressEntry{}, fmt.Errorf("%q: an IPv6 address is written in brackets, such as [fd00::1]:443", s)
 	default:
 		name := strings.ToLower(strings.TrimSuffix(host, "."))
 		pattern := strings.HasPrefix(name, "*.")
