@@ -105,6 +105,16 @@
 // cannot be started (js/wasm, Windows), DefaultExecFn starts nothing and
 // every call's [Result] says spawn_error.
 //
+// # Watching a call
+//
+// A caller that wants a long command's output as it comes, or only a
+// sign that it is alive, puts a [Watch] on the call's context with
+// [WithWatch]: [Watch.Output] gets each chunk as it is read, in order, and
+// [Watch.Progress] a heartbeat with the bytes so far and the latest line.
+// The watcher is fed from a bounded queue by a goroutine of its own, so a
+// slow one misses chunks (and is told how many) rather than slowing the
+// command, and the [Result] is the same as without it.
+//
 // # Always a record
 //
 // Errors are for refusals before anything starts. Once a call has passed

@@ -303,13 +303,18 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 	var incomplete atomic.Bool
 	stdout := newBoundedBuffer(maxOutput)
 	stderr := newBoundedBuffer(maxOutput)
+	// A watcher gets what the readers read, when the call has one (see
+	// Watch); it never makes them wait.
+	watch := startWatch(ctx, start)
+	defer watch.stop()
 	reading.Store(2)
-	for _, s := range []struct {
+	for i, s := range []struct {
 		r   *os.File
 		buf *boundedBuffer
 	}{{p.outR, stdout}, {p.errR, stderr}} {
 		wg.Go(func() {
-			if !drain(s.r, s.buf, &lastOutput, start) {
+			tap := func(b []byte) { watch.offer(i, b) }
+			if !drain(s.r, &tappedBuffer{s.buf, tap}, &lastOutput, start) {
 				incomplete.Store(true)
 			}
 			reading.Add(-1)
@@ -376,6 +381,7 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 		}
 	}
 	wg.Wait()
+	watch.stop()
 
 	out := classify(cmd.ProcessState, reason)
 	out.PID = pid
@@ -472,7 +478,7 @@ func (k *groupKiller) disarm() Termination {
 // DefaultExecFn waits for a process outside the group, and must not drop
 // bytes that a process wrote before it ended but that this process, paused
 // or starved of CPU, had not read yet.
-func drain(r *os.File, buf *boundedBuffer, lastOutput *atomic.Int64, start time.Time) (complete bool) {
+func drain(r *os.File, buf *tappedBuffer, lastOutput *atomic.Int64, start time.Time) (complete bool) {
 	chunk := make([]byte, readChunk)
 	for {
 		n, err := r.Read(chunk)
@@ -494,7 +500,7 @@ func drain(r *os.File, buf *boundedBuffer, lastOutput *atomic.Int64, start time.
 
 // sweep reads what is in the pipe r without waiting for more, at most
 // maxSweep bytes, and reports whether it reached end-of-file.
-func sweep(r *os.File, buf *boundedBuffer, chunk []byte) (complete bool) {
+func sweep(r *os.File, buf *tappedBuffer, chunk []byte) (complete bool) {
 	rc, err := r.SyscallConn()
 	if err != nil || r.SetReadDeadline(time.Time{}) != nil {
 		return false
@@ -522,6 +528,19 @@ func sweep(r *os.File, buf *boundedBuffer, chunk []byte) (complete bool) {
 		total += n
 	}
 	return false
+}
+
+// tappedBuffer is a reader's boundedBuffer, and what else gets each chunk
+// it reads (a watcher, or nothing).
+type tappedBuffer struct {
+	*boundedBuffer
+	tap func([]byte)
+}
+
+func (b *tappedBuffer) Write(p []byte) (int, error) {
+	b.boundedBuffer.Write(p)
+	b.tap(p)
+	return len(p), nil
 }
 
 // classify turns the leader's final state into a termination, exit code

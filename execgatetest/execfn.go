@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,6 +59,8 @@ var execFnChecks = []execFnCheck{
 	{"OutputIsBounded", testOutputBounded},
 	{"SpawnError", testSpawnError},
 	{"SHA256PinIsChecked", testSHA256Pin},
+	{"OutputIsWatched", testOutputIsWatched},
+	{"WatcherNeverBlocksTheCall", testWatcherNeverBlocks},
 }
 
 // kitSleep is how long the commands that a timeout or the context must
@@ -249,5 +252,71 @@ func testSHA256Pin(k *execKit) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		k.t.Errorf("a file that matches its SHA256 pin did not run: %v", err)
+	}
+}
+
+// testOutputIsWatched checks that a Watch on the call's context gets the
+// output while it is read, in order and whole when it keeps up, and a
+// heartbeat while the command runs.
+func testOutputIsWatched(k *execKit) {
+	var mu sync.Mutex
+	var got []byte
+	var next int64
+	gaps, beats := 0, 0
+	w := execgate.Watch{
+		Output: func(c execgate.OutputChunk) {
+			mu.Lock()
+			defer mu.Unlock()
+			if c.Stream != execgate.StreamStdout || c.Offset != next {
+				gaps++
+			}
+			next = c.Offset + int64(len(c.Data))
+			got = append(got, c.Data...)
+		},
+		Progress: func(execgate.Progress) { mu.Lock(); beats++; mu.Unlock() },
+		Interval: 20 * time.Millisecond,
+	}
+	in := k.inv(k.tool("head"), "-c", "100000", "/dev/zero")
+	in.MaxOutput = 1000
+	o := k.fn(execgate.WithWatch(context.Background(), w), in)
+	k.exited(o, 0)
+	mu.Lock()
+	n, g := len(got), gaps
+	mu.Unlock()
+	if n != 100000 || g != 0 || strings.Trim(string(got), "\x00") != "" {
+		k.t.Errorf("the watcher got %d bytes of 100000 (%d out of order), want every byte in order: a watcher that keeps up loses nothing", n, g)
+	}
+	if int64(len(o.Stdout))+o.StdoutDropped != 100000 {
+		k.t.Errorf("watched, the Outcome accounts for %d bytes of 100000, want all: watching changes nothing", int64(len(o.Stdout))+o.StdoutDropped)
+	}
+
+	o = k.fn(execgate.WithWatch(context.Background(), w), k.inv(k.tool("sleep"), "0.3"))
+	k.exited(o, 0)
+	mu.Lock()
+	b := beats
+	mu.Unlock()
+	if b == 0 {
+		k.t.Errorf("a command that ran 0.3s gave no heartbeat at an interval of 20ms")
+	}
+}
+
+// testWatcherNeverBlocksTheCall checks that a watcher that never returns
+// neither stalls the command nor keeps the call from returning, and that
+// the Outcome still accounts for every byte.
+func testWatcherNeverBlocks(k *execKit) {
+	release := make(chan struct{})
+	defer close(release)
+	w := execgate.Watch{Output: func(execgate.OutputChunk) { <-release }}
+	in := k.inv(k.tool("head"), "-c", "4000000", "/dev/zero")
+	done := make(chan execgate.Outcome, 1)
+	go func() { done <- k.fn(execgate.WithWatch(context.Background(), w), in) }()
+	select {
+	case o := <-done:
+		k.exited(o, 0)
+		if int64(len(o.Stdout))+o.StdoutDropped != 4000000 {
+			k.t.Errorf("with a stuck watcher the Outcome accounts for %d bytes of 4000000, want all", int64(len(o.Stdout))+o.StdoutDropped)
+		}
+	case <-time.After(execgate.WatchGrace + 10*time.Second):
+		k.t.Errorf("a watcher whose Output never returns kept the call from returning")
 	}
 }

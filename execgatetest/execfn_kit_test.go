@@ -91,6 +91,21 @@ var brokenExecFns = []brokenCase[execgate.ExecFn]{
 	{"the SHA256 pin is ignored", "a pinned executable that was replaced does not run",
 		broken(func(inv *execgate.Invocation) { inv.SHA256 = "" }, nil),
 		[]string{"SHA256PinIsChecked"}},
+	{"the call's Watch is ignored", "a caller that watches a long command sees its output as it comes",
+		func(ctx context.Context, inv execgate.Invocation) execgate.Outcome {
+			return execgate.DefaultExecFn(execgate.WithWatch(ctx, execgate.Watch{}), inv)
+		},
+		[]string{"OutputIsWatched"}},
+	{"the watcher is called in line, and waited for", "a slow or stuck watcher never holds up the command or the call",
+		func(ctx context.Context, inv execgate.Invocation) execgate.Outcome {
+			w, _ := execgate.WatchFrom(ctx)
+			o := execgate.DefaultExecFn(execgate.WithWatch(ctx, execgate.Watch{}), inv)
+			if w.Output != nil {
+				w.Output(execgate.OutputChunk{Stream: execgate.StreamStdout, Data: o.Stdout})
+			}
+			return o
+		},
+		[]string{"OutputIsWatched", "WatcherNeverBlocksTheCall"}},
 }
 
 func execFnCheckNames() []string {

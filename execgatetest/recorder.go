@@ -47,16 +47,40 @@ func (r *Recorder) Otherwise(o execgate.Outcome) *Recorder {
 
 // Exec is the ExecFn: it records inv and returns the canned Outcome.
 // Use it as execgate.Config{ExecFn: r.Exec}.
-func (r *Recorder) Exec(_ context.Context, inv execgate.Invocation) execgate.Outcome {
+//
+// When the call's context carries an execgate.Watch, its Output receives
+// the canned Stdout and then the canned Stderr, each as one chunk, and its
+// Progress one heartbeat with their sizes, before Exec returns: a test of
+// code that watches a call sees what a running command would hand it.
+func (r *Recorder) Exec(ctx context.Context, inv execgate.Invocation) execgate.Outcome {
 	inv = cloneInvocation(inv)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.calls = append(r.calls, inv)
 	o, ok := r.outcomes[inv.Name]
 	if !ok {
 		o = r.fallback
 	}
-	return cloneOutcome(o)
+	o = cloneOutcome(o)
+	r.mu.Unlock()
+	if w, ok := execgate.WatchFrom(ctx); ok && o.Err == nil {
+		watchOutcome(w, o)
+	}
+	return o
+}
+
+// watchOutcome hands a canned Outcome's output to a Watch.
+func watchOutcome(w execgate.Watch, o execgate.Outcome) {
+	if w.Output != nil {
+		for _, c := range []execgate.OutputChunk{{Stream: execgate.StreamStdout, Data: o.Stdout}, {Stream: execgate.StreamStderr, Data: o.Stderr}} {
+			if len(c.Data) > 0 {
+				c.Data = append([]byte(nil), c.Data...)
+				w.Output(c)
+			}
+		}
+	}
+	if w.Progress != nil {
+		w.Progress(execgate.Progress{StdoutBytes: int64(len(o.Stdout)), StderrBytes: int64(len(o.Stderr))})
+	}
 }
 
 // Calls returns a copy of every Invocation recorded so far, in the order
