@@ -1,6 +1,7 @@
 package execgate
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,13 +79,11 @@ type connRecord struct {
 // with the standard library in the calling process's network.
 func newEgressProxy(rules *egressRules) *egressProxy {
 	p := &egressProxy{
-		rules: rules,
-		local: localAddrs(),
-		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		},
-		dial: (&net.Dialer{Timeout: egressDialTimeout}).DialContext,
-		open: make(map[net.Conn]struct{}),
+		rules:  rules,
+		local:  localAddrs(),
+		lookup: lookupRooted,
+		dial:   (&net.Dialer{Timeout: egressDialTimeout}).DialContext,
+		open:   make(map[net.Conn]struct{}),
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{
@@ -95,6 +95,53 @@ func newEgressProxy(rules *egressRules) *egressProxy {
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	return p
+}
+
+// hostsFile is the file of static host names that lookupRooted reads.
+var hostsFile = "/etc/hosts"
+
+// maxHostsFileBytes bounds what lookupRooted reads of hostsFile.
+const maxHostsFileBytes = 1 << 20
+
+// lookupRooted resolves host, a rooted name ("example.com."): first in
+// hostsFile, for a line that names it exactly, then in the DNS, as the
+// rooted name, so that no search-list suffix is ever tried (the standard
+// library's resolver does not look a rooted name up in the hosts file).
+func lookupRooted(ctx context.Context, host string) ([]netip.Addr, error) {
+	if addrs := staticHost(hostsFile, strings.TrimSuffix(host, ".")); len(addrs) > 0 {
+		return addrs, nil
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// staticHost returns the addresses file gives name, a lowercase name
+// without a trailing dot, in the file's order.
+func staticHost(file, name string) []netip.Addr {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []netip.Addr
+	s := bufio.NewScanner(io.LimitReader(f, maxHostsFileBytes))
+	for s.Scan() {
+		line, _, _ := strings.Cut(s.Text(), "#")
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		a, err := netip.ParseAddr(fields[0])
+		if err != nil || a.Zone() != "" {
+			continue
+		}
+		for _, h := range fields[1:] {
+			if strings.EqualFold(strings.TrimSuffix(h, "."), name) {
+				out = append(out, a.Unmap())
+				break
+			}
+		}
+	}
+	return out
 }
 
 // localAddrs returns the addresses of this host's interfaces (nil when

@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -601,4 +603,34 @@ func TestEgressEnv_OverridesTheSpecsProxyVariables(t *testing.T) {
 		"all_proxy=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128", "no_proxy=localhost,127.0.0.1,::1",
 	}, got)
 	assert.Equal(t, 3128, egressProxyPort)
+}
+
+// A name is found in the hosts file as written there, and otherwise
+// looked up rooted, so that no search-list suffix is tried.
+func TestEgress_LookupReadsTheHostsFileThenTheRootedName(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(file, []byte("# comment\n127.0.0.1 localhost\n10.0.0.7 Build.Internal build # the CI box\n::ffff:10.0.0.8 mapped\nfe80::1%eth0 zoned\nnot-an-address name\n10.0.0.9 build\n"), 0o644))
+	for _, tc := range []struct {
+		name string
+		want []string
+	}{
+		{"build.internal", []string{"10.0.0.7"}},
+		{"build", []string{"10.0.0.7", "10.0.0.9"}},
+		{"mapped", []string{"10.0.0.8"}},
+		{"zoned", nil},
+		{"name", nil},
+		{"missing", nil},
+	} {
+		var got []string
+		for _, a := range staticHost(file, tc.name) {
+			got = append(got, a.String())
+		}
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+	old := hostsFile
+	hostsFile = file
+	defer func() { hostsFile = old }()
+	addrs, err := lookupRooted(context.Background(), "build.internal.")
+	require.NoError(t, err)
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.0.0.7")}, addrs)
 }
