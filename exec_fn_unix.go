@@ -313,8 +313,7 @@ func supervise(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, sta
 		buf *boundedBuffer
 	}{{p.outR, stdout}, {p.errR, stderr}} {
 		wg.Go(func() {
-			tap := func(b []byte) { watch.offer(i, b) }
-			if !drain(s.r, &tappedBuffer{s.buf, tap}, &lastOutput, start) {
+			if !drain(s.r, &tappedBuffer{s.buf, watch, i}, &lastOutput, start) {
 				incomplete.Store(true)
 			}
 			reading.Add(-1)
@@ -530,16 +529,18 @@ func sweep(r *os.File, buf *tappedBuffer, chunk []byte) (complete bool) {
 	return false
 }
 
-// tappedBuffer is a reader's boundedBuffer, and what else gets each chunk
-// it reads (a watcher, or nothing).
+// tappedBuffer is a reader's boundedBuffer, and the call's watcher (nil
+// when it has none), which gets a copy of each chunk as stream s. Neither
+// keeps the chunk, so a reader's buffer can stay on its stack.
 type tappedBuffer struct {
 	*boundedBuffer
-	tap func([]byte)
+	watch *watcher
+	s     int
 }
 
 func (b *tappedBuffer) Write(p []byte) (int, error) {
 	b.boundedBuffer.Write(p)
-	b.tap(p)
+	b.watch.offer(b.s, p)
 	return len(p), nil
 }
 
