@@ -529,6 +529,11 @@
 //	max_queue_wait      how long a call over a bound waits for a slot
 //	                    before it is refused, such as 2s: 0s to 1m, default
 //	                    0s (refused at once)
+//	mcp_http_elicitation
+//	                    true lets a client of MCP over Streamable HTTP
+//	                    (serve --mcp-http) approve a call held for
+//	                    approval by answering an elicitation; default
+//	                    false: such calls wait for the approvers
 //
 // Both keys of an entry are required. sha256 is the token's SHA-256, 64
 // hex digits (quote it if YAML would read it as a number); a token is
@@ -548,6 +553,13 @@
 // it is served: the commands an agent runs mostly wait on files and
 // networks. Zero is refused, since "no bound" is not a setting a server
 // has.
+//
+// Over stdio, an elicitation answer approves by default (serve
+// --approvals), since the client is the user's own program on the same
+// machine. Over HTTP the client may be the agent itself, which could
+// answer its own question, so mcp_http_elicitation is false unless the
+// file says otherwise: set it only when every token under tokens belongs
+// to a client that asks a person.
 //
 // # Reloading
 //

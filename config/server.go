@@ -80,6 +80,14 @@ type Server struct {
 	// Zero, when the file does not set it, refuses it at once.
 	MaxQueueWait time.Duration
 
+	// MCPHTTPElicitation is server.mcp_http_elicitation: whether a client
+	// of MCP over Streamable HTTP (serve --mcp-http) may approve a call
+	// held for approval by answering an elicitation. False, when the file
+	// does not set it, leaves every such call pending for the approvers:
+	// over HTTP the client may be the agent itself, which would answer
+	// its own question.
+	MCPHTTPElicitation bool
+
 	// Line is the line of the server key in the file.
 	Line int
 }
@@ -108,6 +116,7 @@ type serverDoc struct {
 
 	maxConcurrent, maxPerPrincipal val[int64]
 	maxQueueWait                   val[time.Duration]
+	mcpHTTPElicitation             val[bool]
 }
 
 // tokenDoc is one entry of the tokens or approvers list.
@@ -138,6 +147,8 @@ func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
 		"max_concurrent":               d.integer(&s.maxConcurrent),
 		"max_concurrent_per_principal": d.integer(&s.maxPerPrincipal),
 		"max_queue_wait":               d.duration(&s.maxQueueWait, true),
+
+		"mcp_http_elicitation": d.boolean(&s.mcpHTTPElicitation),
 	}})
 	return s
 }
@@ -217,6 +228,7 @@ func (b *builder) serverSection(doc *serverDoc, key *yaml.Node) *Server {
 	}
 	srv.Tokens = check(doc.tokens, doc.tokensKey, "tokens")
 	srv.Approvers = check(doc.approvers, doc.apprKey, "approvers")
+	srv.MCPHTTPElicitation = doc.mcpHTTPElicitation.v
 	b.serverLimits(doc, srv)
 	return srv
 }

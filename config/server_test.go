@@ -131,3 +131,27 @@ func TestServer_ConcurrencyBoundErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_MCPHTTPElicitation: server.mcp_http_elicitation is off
+// unless the file turns it on, and takes only a boolean.
+func TestServer_MCPHTTPElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		section string
+		want    bool
+	}{
+		{"server: {principal: p}", false},
+		{"server: {mcp_http_elicitation: false}", false},
+		{"server: {mcp_http_elicitation: true}", true},
+	} {
+		l := mustLoad(t, "version: 1\ntools: []\n"+tc.section+"\n")
+		require.NotNil(t, l.Server)
+		assert.Equal(t, tc.want, l.Server.MCPHTTPElicitation, tc.section)
+	}
+	for _, value := range []string{`"true"`, "yes", "1"} {
+		list := loadErrors(t, "version: 1\ntools: []\nserver:\n  mcp_http_elicitation: "+value+"\n")
+		require.Len(t, list, 1, describe(list))
+		assert.Equal(t, "server.mcp_http_elicitation", list[0].Path)
+		assert.Equal(t, 4, list[0].Line)
+		assert.Contains(t, list[0].Message, "must be true or false")
+	}
+}
