@@ -16,8 +16,15 @@ import (
 // result, never a protocol error.
 func (s *Server) handler(t tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = execgate.WithPrincipal(ctx, s.opts.Principal)
+		principal, ok := s.principalOf(req)
+		if !ok {
+			return s.unauthenticated(ctx, t.name), nil
+		}
+		ctx = execgate.WithPrincipal(ctx, principal)
 		if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
+			if !s.askedOf(req.Params.RequestState, principal) {
+				return unknownRequestState(t.name), nil
+			}
 			return s.resume(ctx, t, req), nil
 		}
 		name, input, err := s.requested(t, req.Params.Arguments)
@@ -27,8 +34,12 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 		// One validation and one decision: the gate runs the call, or
 		// proposes it when the Policy holds it, unless this server
 		// refuses approvals, when nothing is stored.
+		reason := s.reason
+		if s.opts.PrincipalFrom != nil {
+			reason = approvalReason(principal)
+		}
 		sub, err := s.x.Submit(ctx, name, input, execgate.SubmitOptions{
-			Reason:    s.reason,
+			Reason:    reason,
 			NoPropose: s.opts.Approvals == ApprovalsRefuse,
 		})
 		switch {
@@ -65,4 +76,50 @@ func (s *Server) requested(t tool, args json.RawMessage) (string, json.RawMessag
 		}}}
 	}
 	return name, rest, nil
+}
+
+// principalOf returns the principal req runs as: Options.Principal, or
+// what Options.PrincipalFrom names for req, and false when PrincipalFrom
+// names none.
+func (s *Server) principalOf(req mcp.Request) (string, bool) {
+	if s.opts.PrincipalFrom == nil {
+		return s.opts.Principal, true
+	}
+	return s.opts.PrincipalFrom(req)
+}
+
+// unauthenticated refuses a call of the tool name whose request
+// Options.PrincipalFrom names no principal for, and records the refusal
+// (route "mcp tools/call", kind unauthenticated) under no principal.
+func (s *Server) unauthenticated(ctx context.Context, name string) *mcp.CallToolResult {
+	ctx = execgate.WithPrincipal(context.WithoutCancel(ctx), "")
+	ref := execgate.Refusal{Route: unlistedRoute, Name: name, Kind: execgate.ErrorKindUnauthenticated, Reason: "the request names no caller"}
+	if err := s.x.RecordRefusal(ctx, ref); err != nil {
+		s.opts.Logger.Error("mcpserver: a call without a caller could not be recorded in the audit trail", "error", err)
+	}
+	return statusResult(&CallStatus{
+		Status: StatusRefused, Kind: string(execgate.ErrorKindUnauthenticated), Name: name,
+		Message: "execgate: the request names no caller, so no call can run under it; nothing ran. Connect with a valid bearer token.",
+	})
+}
+
+// askedOf reports whether the approval question with the given request
+// state, if one waits, was asked of principal's call: a retry answers
+// only a question of its own caller's, so a request state seen by
+// another caller approves nothing. An unknown state is left to resume.
+func (s *Server) askedOf(state, principal string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.waiting[state]
+	return !ok || w.ap.Principal == principal
+}
+
+// unknownRequestState answers the retry of a call of the tool name with
+// a request state that is not its caller's, as resume answers one it
+// does not know: whether the state is another caller's is not told.
+func unknownRequestState(name string) *mcp.CallToolResult {
+	return statusResult(&CallStatus{
+		Status: StatusNotApproved, Name: name,
+		Message: "execgate: this approval request is unknown, already answered or timed out; nothing ran. Call the tool again to ask anew.",
+	})
 }

@@ -23,7 +23,8 @@
 //	if err := srv.Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout)); err != nil { ... }
 //
 // For other transports, hand [Server.MCPServer] to the SDK (for example to
-// mcp.NewStreamableHTTPHandler).
+// mcp.NewStreamableHTTPHandler); a transport that authenticates its
+// callers names each call's principal (see Principal below).
 //
 // # Tool names
 //
@@ -146,7 +147,50 @@
 //
 // # Principal
 //
-// Stdio carries no caller identity, so the principal is set per server
-// ([Options.Principal]) and every call runs under
+// Stdio carries no caller identity, so by default the principal is set
+// per server ([Options.Principal]) and every call runs under
 // execgate.WithPrincipal(ctx, Options.Principal).
+//
+// A transport that authenticates its callers names the principal of each
+// request with [Options.PrincipalFrom] instead. Behind the SDK's
+// Streamable HTTP handler, the SDK's auth.RequireBearerToken middleware
+// puts the TokenInfo its verifier returns in every request it carries
+// (mcp.RequestExtra.TokenInfo). A verifier that sets TokenInfo.UserID to
+// something only its token has, such as the token's hash, binds each
+// session to that token: the SDK refuses a request with another token in
+// it (403). One that puts the principal in TokenInfo.Extra lets
+// PrincipalFrom read it:
+//
+//	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+//		principal, sum, ok := lookUp(token) // its SHA-256, compared in constant time
+//		if !ok {
+//			return nil, auth.ErrInvalidToken
+//		}
+//		return &auth.TokenInfo{UserID: sum, Extra: map[string]any{"principal": principal}}, nil
+//	}
+//	srv, err := mcpserver.New(x, mcpserver.Options{
+//		Allowlist: a,
+//		Approvals: mcpserver.ApprovalsPending, // the client may be the agent itself
+//		PrincipalFrom: func(req mcp.Request) (string, bool) {
+//			if e := req.GetExtra(); e != nil && e.TokenInfo != nil {
+//				p, ok := e.TokenInfo.Extra["principal"].(string)
+//				return p, ok
+//			}
+//			return "", false
+//		},
+//	})
+//	if err != nil { ... }
+//	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCPServer() }, nil)
+//	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h))
+//
+// Each call then runs as the principal its own request names: the
+// Policy, grants, the proposer and reason of an approval, and the audit
+// trail see it, and so does the record of a call of an unlisted tool. A
+// request PrincipalFrom names none for is refused as unauthenticated,
+// recorded under no principal, and nothing runs. A retry that answers an
+// approval question with its request state (protocol 2026-07-28) answers
+// only a question asked of its own principal's call; another's state
+// reads as an unknown one. Never take the principal from a context: in a
+// stateful session, the context a handler gets is that of the request
+// that opened the session, whoever sent the call.
 package mcpserver

@@ -98,7 +98,23 @@ type Options struct {
 	// [execgate.MaxPrincipalBytes]): valid UTF-8 of at most
 	// [MaxPrincipalBytes], without white space, control, formatting or
 	// invisible characters. Empty means the unknown principal "".
+	// It is not used when PrincipalFrom is set.
 	Principal string
+
+	// PrincipalFrom, if not nil, names the principal of each request, for
+	// a transport that authenticates its callers (Streamable HTTP behind
+	// bearer tokens; see Principal in the package documentation): a call
+	// runs as what PrincipalFrom returns for its own request, and a
+	// refusal of an unlisted tool is recorded under it, instead of
+	// Principal. ok false refuses the call as unauthenticated, and
+	// nothing runs. PrincipalFrom must read the request it is given (its
+	// GetExtra, whose TokenInfo and Header are those of the HTTP request
+	// that carried it), never a context: a stateful HTTP session's
+	// context is that of the request that opened it, whoever sends the
+	// next one. What it returns follows the Executor's rule for
+	// principals, which refuses a call under any other. It may be called
+	// concurrently.
+	PrincipalFrom func(req mcp.Request) (principal string, ok bool)
 
 	// Allowlist is the set of commands listed as tools. It is required and
 	// should be the Executor's allowlist: the Executor decides every call
@@ -305,7 +321,11 @@ func (s *Server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "tools/call" {
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
 				if _, listed := s.lookupTool(p.Name); !listed {
-					return s.unlisted(ctx, p.Name), nil
+					principal, ok := s.principalOf(req)
+					if !ok {
+						return s.unauthenticated(ctx, p.Name), nil
+					}
+					return s.unlisted(ctx, principal, p.Name), nil
 				}
 			}
 		}
@@ -316,12 +336,12 @@ func (s *Server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 // unlisted refuses a call of the tool name, which this server does not
 // list, as not allowlisted, and records the refusal in the Executor's
 // audit trail with Executor.RecordRefusal (route "mcp tools/call", kind
-// not_found), under Options.Principal and the requested name, which the
-// Executor cuts as it cuts every caller-chosen string. The name is never
+// not_found), under the request's principal and the requested name, which
+// the Executor cuts as it cuts every caller-chosen string. The name is never
 // handed to Executor.Submit: a name that it would serve but this server does
 // not list (a dispatcher's "git.status") must go through the listed tool.
-func (s *Server) unlisted(ctx context.Context, name string) *mcp.CallToolResult {
-	ctx = execgate.WithPrincipal(context.WithoutCancel(ctx), s.opts.Principal)
+func (s *Server) unlisted(ctx context.Context, principal, name string) *mcp.CallToolResult {
+	ctx = execgate.WithPrincipal(context.WithoutCancel(ctx), principal)
 	ref := execgate.Refusal{Route: unlistedRoute, Name: name, Kind: execgate.ErrorKindNotFound, Reason: "no listed tool has this name"}
 	if err := s.x.RecordRefusal(ctx, ref); err != nil {
 		s.opts.Logger.Error("mcpserver: a call of an unlisted tool could not be recorded in the audit trail", "error", err)
