@@ -36,6 +36,14 @@ func readOnlyTree(writePaths []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mount tree private: %w", err)
 	}
+	switch err := setattrTree(writePaths); {
+	case err == nil:
+		return chdir(wd)
+	case !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM):
+		return err
+	}
+	// A kernel before 5.12, without mount_setattr, or a filter around the
+	// gate that refuses it: one remount per mount.
 	mounts, err := readMountInfo()
 	if err != nil {
 		return err
@@ -78,8 +86,43 @@ func readOnlyTree(writePaths []string) error {
 			return fmt.Errorf("making the write path %s writable: %w", p, err)
 		}
 	}
+	return chdir(wd)
+}
+
+// chdir enters the working directory wd again, through the new mounts.
+func chdir(wd string) error {
 	if err := unix.Chdir(wd); err != nil {
 		return fmt.Errorf("entering the working directory %s again: %w", wd, err)
+	}
+	return nil
+}
+
+// setattrTree does what readOnlyTree does with mount_setattr(2) (Linux
+// 5.12): one call makes every mount of the tree read-only, however mounts
+// are stacked or hidden under others and whatever flags the kernel has
+// locked (adding read-only is always allowed); then each write path is
+// bound onto itself and that one mount, not the mounts nested below it,
+// made writable again. It returns ENOSYS or EPERM, having changed
+// nothing, when the kernel has no such call or a filter refuses it.
+func setattrTree(writePaths []string) error {
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
+		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+			return err
+		}
+		return fmt.Errorf("making the mount tree read-only: %w", err)
+	}
+	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	for _, p := range writePaths {
+		if _, err := os.Stat(p); err != nil {
+			continue // grants nothing, as in the Landlock rules
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding the write path %s: %w", p, err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, 0, rw); err != nil {
+			return fmt.Errorf("making the write path %s writable: %w", p, err)
+		}
 	}
 	return nil
 }
