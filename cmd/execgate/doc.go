@@ -15,6 +15,7 @@
 // # Commands
 //
 //	execgate serve --config FILE [--principal P] [--approvals elicit|pending|refuse] [--approver-http ADDR] [--logical-names] [--audit FILE]
+//	execgate serve --config FILE --mcp-http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--logical-names] [--audit FILE]
 //	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
 //	execgate check --config FILE
 //	execgate explain --config FILE [--principal P] [--json] NAME [INPUT]
@@ -30,7 +31,9 @@
 //	execgate help [COMMAND]
 //
 // serve speaks MCP on stdin and stdout (every command name is a tool, under
-// a client-safe name, and every call runs as one principal), or with --http
+// a client-safe name, and every call runs as one principal), with
+// --mcp-http speaks MCP over Streamable HTTP to the callers of the
+// configuration's tokens (see "MCP over Streamable HTTP"), or with --http
 // serves the HTTP API below.
 // profiles lists the vetted tool profiles (git, jq, rg, ...) a tools entry
 // can name with profile: NAME; init --profile git,rg --root DIR prints a
@@ -123,7 +126,8 @@
 // # Principals and tokens
 //
 // Over MCP on stdio, every call is made as the principal of --principal,
-// else of the configuration's server.principal. Over HTTP, each request
+// else of the configuration's server.principal. Over HTTP (the HTTP API
+// and MCP over Streamable HTTP alike), each request
 // carries "Authorization: Bearer TOKEN"; the server compares the SHA-256
 // of TOKEN, in constant time, with every entry of server.tokens (callers,
 // who list and call tools) and server.approvers (who list and decide
@@ -131,6 +135,64 @@
 // The configuration holds only hashes; a caller's token cannot approve and
 // an approver's cannot call, no principal is both, and an approver can
 // never decide an approval of its own call.
+//
+// # MCP over Streamable HTTP
+//
+// serve --mcp-http ADDR serves MCP at http://ADDR/mcp (https with
+// --tls-cert), with the same address rules as --http (see "HTTP API") and
+// the same bearer tokens: a request carries "Authorization: Bearer
+// TOKEN" of an entry of server.tokens, and every call it makes runs as
+// that entry's principal, which the policies, grants, approvals and the
+// audit trail see; server.principal and --principal are not used. The
+// token is read on every request, so a reload that removes it refuses
+// its next one.
+//
+// The protocol is that of the official Go SDK (v1.8.0): MCP 2026-07-28,
+// its newest revision, and the four before it (2025-11-25, 2025-06-18,
+// 2025-03-26, 2024-11-05). A request whose Mcp-Protocol-Version header
+// names 2026-07-28 stands alone, without a session (SEP-2575): server/discover
+// instead of initialize, the client's capabilities in each request, a held
+// call's question as an input-required result answered by a retry
+// (SEP-2322), and notifications on a subscriptions/listen stream. The
+// versions before it are served in sessions: initialize opens one and its
+// answer carries Mcp-Session-Id; a GET with it opens the stream of
+// notifications (notifications/tools/list_changed after a reload), a
+// DELETE closes it. A session belongs to the token that opened it: a
+// request with another token under its Mcp-Session-Id is refused (403),
+// and so is one for a session that is unknown or closed (404; the client
+// opens a new one). A session no request reaches for an hour is closed,
+// and at most 1000 are open at once (503 beyond, with Retry-After).
+// Streams are not resumable: a client that loses one, with the answer it
+// was waiting for, calls again (Last-Event-ID is refused, 400). Responses
+// to calls are event streams (text/event-stream), as the SDK writes them;
+// JSON-RPC batches are refused from 2025-06-18 on.
+//
+// Before the SDK reads a request, serve refuses, with a JSON error like
+// the HTTP API's and an audit record: a method other than GET, POST and
+// DELETE (405); a URL with a query string, where a token has no place
+// (400: send it in the Authorization header); a request a browser sends
+// from a web page, which carries Origin or a Sec-Fetch-Site other than
+// none (403: serve serves no pages, so no page may call it); a request to
+// a loopback address whose Host is not 127.0.0.1, ::1 or localhost, which
+// is what DNS rebinding sends (403); no token or an unknown one (401,
+// with WWW-Authenticate: Bearer); an approver's token (403); a body over
+// 4 MiB (413). The bound is the stdio line bound, so a call whose input is
+// over the gate's 1 MiB still reaches the gate and gets its validation
+// refusal. A request the SDK then refuses with an HTTP error (a session of
+// another token, an unknown session, a malformed message, a missing
+// Accept) is recorded too, under its caller, with reason "session of
+// another token" or "refused by the MCP transport (HTTP N)". Other paths
+// are the approval routes and JSON 404s.
+//
+// A call the policy holds for approval waits for the configuration's
+// approvers, who list and decide it at the same address, with the routes
+// of the HTTP API (GET /v1/approvals, POST /v1/approvals/{id}); the
+// client gets it as pending. The client is not asked: over HTTP it may
+// be the agent itself, which would answer its own question. Where the
+// server section sets mcp_http_elicitation: true, a client that can
+// elicit is asked, and its accept runs the call once (a decline rejects
+// it); one that cannot still leaves it to the approvers. Set it only when
+// every token belongs to a client that puts the question to a person.
 //
 // # HTTP API
 //
@@ -261,10 +323,11 @@
 //
 // # Reloading
 //
-// On SIGHUP, serve (MCP on stdio and HTTP alike) reads its --config file
-// again and checks it as a start would: the file must load, with its
-// examples; with --http it must list tokens, with --approver-http
-// approvers; over stdio, its tools must be listable over MCP. A file that
+// On SIGHUP, serve (MCP on stdio, MCP over Streamable HTTP and the HTTP
+// API alike) reads its --config file again and checks it as a start
+// would: the file must load, with its examples; with --http or
+// --mcp-http it must list tokens, with --approver-http approvers; over
+// MCP, its tools must be listable. A file that
 // passes is put in force in place (config.Loaded.Reload): the new
 // policies and grants (grants made otherwise, rate-limit state and
 // pending approvals survive), then the new tools, for MCP clients too,
@@ -279,9 +342,10 @@
 //
 // A reload cannot add or remove the policies section (restart serve for
 // that), and the server section's bounds (max_concurrent,
-// max_concurrent_per_principal, max_queue_wait) and, over stdio without
-// --principal, its principal take effect at the next start; a reload that
-// changes them logs a warning naming each. SIGINT and SIGTERM still stop
+// max_concurrent_per_principal, max_queue_wait), over stdio without
+// --principal its principal, and with --mcp-http its mcp_http_elicitation
+// take effect at the next start; a reload that changes them logs a
+// warning naming each. SIGINT and SIGTERM still stop
 // serve gracefully, and a SIGHUP during that shutdown is dropped.
 //
 // # Approvals over MCP
@@ -292,7 +356,8 @@
 // it is returned to the agent as pending. With --approver-http ADDR the
 // server also serves GET /v1/approvals and POST /v1/approvals/{id} on
 // ADDR, for the configuration's approvers, and pending approvals wait
-// there; without it, nothing can approve them and they expire.
+// there; without it, nothing can approve them and they expire. Over
+// Streamable HTTP, see "MCP over Streamable HTTP".
 //
 // # Audit
 //
@@ -318,7 +383,9 @@
 // can reach the port can send, are recorded at most 20 a second after a
 // burst of 100; the next one recorded says how many were left out, and
 // every refused request is still answered. A stdio line that is not a
-// JSON-RPC message is recorded with route "mcp stdio".
+// JSON-RPC message is recorded with route "mcp stdio". serve --mcp-http
+// records its refusals the same way, with route "POST /mcp" (or GET,
+// DELETE), and its calls under each token's principal.
 //
 // Each call that starts a process is two entries: its intent, written
 // before the process starts, and its outcome. audit verify also lists,

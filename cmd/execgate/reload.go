@@ -18,15 +18,17 @@ import (
 
 // reloader applies a changed configuration file to a running serve: the
 // allowlist of its Executor and of its MCP server, the policies and
-// grants (config.Loaded.Reload), and the tokens of its HTTP handlers.
-// What is fixed when serve starts (the concurrency bounds, the principal
-// of calls over stdio) is reported as waiting for a restart.
+// grants (config.Loaded.Reload), and the tokens of its HTTP handlers
+// (for --http, --approver-http and --mcp-http alike). What is fixed when
+// serve starts (the concurrency bounds, the principal of calls over
+// stdio, whether clients over --mcp-http approve by elicitation) is
+// reported as waiting for a restart.
 type reloader struct {
 	path string
 	log  *slog.Logger
 	x    *execgate.Executor
 	// mcp is the MCP server whose tools follow the file; nil when serve
-	// serves only HTTP.
+	// serves only the HTTP API.
 	mcp *mcpserver.Server
 	// logicalNames is serve's --logical-names: the MCP server lists the
 	// command names as they are, so a reload is checked the same way.
@@ -34,9 +36,12 @@ type reloader struct {
 	// apis are the HTTP handlers whose tokens follow the file.
 	apis []*api
 	// needTokens and needApprovers refuse a file without callers (for
-	// --http) or without approvers (for --approver-http), as a start
-	// would.
+	// --http and --mcp-http) or without approvers (for --approver-http),
+	// as a start would.
 	needTokens, needApprovers bool
+	// mcpHTTP reports that mcp is served over Streamable HTTP, where each
+	// call runs as its token's principal, not as the file's principal.
+	mcpHTTP bool
 	// fixedPrincipal reports that --principal, not the file, names the
 	// principal of calls over stdio.
 	fixedPrincipal bool
@@ -138,11 +143,13 @@ func (r *reloader) reload() (int, error) {
 }
 
 // check refuses what serve would refuse at its start in a file that
-// loads: no tokens for --http, no approvers for --approver-http, tools
-// that cannot be listed over MCP.
+// loads: no tokens for --http or --mcp-http, no approvers for
+// --approver-http, tools that cannot be listed over MCP.
 func (r *reloader) check(l *config.Loaded) error {
 	srv := serverOf(l)
 	switch {
+	case r.needTokens && len(srv.Tokens) == 0 && r.mcpHTTP:
+		return fmt.Errorf("%s: the server section lists no tokens, so no MCP client could connect over HTTP; add server.tokens (execgate token makes one)", r.path)
 	case r.needTokens && len(srv.Tokens) == 0:
 		return fmt.Errorf("%s: the server section lists no tokens, so no one could call the HTTP API; add server.tokens (execgate token makes one)", r.path)
 	case r.needApprovers && len(srv.Approvers) == 0:
@@ -172,8 +179,11 @@ func (r *reloader) restartNeeded(old, next *config.Server) {
 	if old.MaxQueueWait != next.MaxQueueWait {
 		keys = append(keys, "max_queue_wait")
 	}
-	if r.mcp != nil && !r.fixedPrincipal && old.Principal != next.Principal {
+	if r.mcp != nil && !r.fixedPrincipal && !r.mcpHTTP && old.Principal != next.Principal {
 		keys = append(keys, "principal")
+	}
+	if r.mcpHTTP && old.MCPHTTPElicitation != next.MCPHTTPElicitation {
+		keys = append(keys, "mcp_http_elicitation")
 	}
 	for _, k := range keys {
 		r.log.Warn("execgate: reload: a changed setting takes effect when serve is restarted; the one serve started with stays in force", "key", "server."+k)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -26,22 +27,23 @@ const shutdownGrace = 10 * time.Second
 
 var serveCmd = &command{
 	name:    "serve",
-	summary: "serve the allowlist over MCP on stdio, or as an HTTP API",
+	summary: "serve the allowlist over MCP on stdio or Streamable HTTP, or as an HTTP API",
 	usage: `Usage:
 
 	execgate serve --config FILE [--principal P] [--approvals MODE] [--approver-http ADDR] [--logical-names] [--audit FILE]
+	execgate serve --config FILE --mcp-http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--logical-names] [--audit FILE]
 	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
 
-Without --http, serve speaks the Model Context Protocol on stdin and
-stdout: every command name of the configuration is a tool, and every call
-runs as one principal, --principal or else the configuration's
-server.principal. A tool is listed under its command name with each '.'
-made '_' ("git_log" for "git.log"; "execgate tools" shows each tool's
-mcp_name), a name every mainstream MCP client accepts; the policies,
-grants and the audit trail still see "git.log". Two command names that
-would be listed alike ("a.b" and "a_b") make serve refuse to start.
---logical-names lists the command names themselves, dots included, for
-clients that accept them. A call the policy holds for approval is, by
+Without --http or --mcp-http, serve speaks the Model Context Protocol on
+stdin and stdout: every command name of the configuration is a tool, and
+every call runs as one principal, --principal or else the
+configuration's server.principal. A tool is listed under its command
+name with each '.' made '_' ("git_log" for "git.log"; "execgate tools"
+shows each tool's mcp_name), a name every mainstream MCP client accepts;
+the policies, grants and the audit trail still see "git.log". Two
+command names that would be listed alike ("a.b" and "a_b") make serve
+refuse to start. --logical-names lists the command names themselves,
+dots included, for clients that accept them. A call the policy holds for approval is, by
 --approvals: elicit (the default) asked of the client's user when the
 client supports elicitation, else left pending; pending (the default with
 --approver-http, which refuses elicit), always left pending for an
@@ -51,13 +53,28 @@ HTTP API (GET /v1/approvals, POST /v1/approvals/{id}) to the
 configuration's server.approvers; without it a pending approval expires
 unused. Nothing but MCP is written on stdout; logs go to stderr.
 
+With --mcp-http ADDR, serve speaks MCP over Streamable HTTP instead, at
+http://ADDR/mcp, to the callers listed with their token hashes in the
+configuration's server section: every request carries "Authorization:
+Bearer TOKEN", and every call runs as that token's principal. Protocol
+2026-07-28 is served without sessions; the versions before it
+(2025-11-25 down to 2024-11-05) in sessions, each bound to the token that
+opened it. A call the policy holds for approval waits for the
+configuration's approvers, who decide it at the same address (GET
+/v1/approvals, POST /v1/approvals/{id}); a client's answer to an
+elicitation approves it only where the server section sets
+mcp_http_elicitation: true, since the client may be the agent itself.
+
 With --http ADDR, serve is the HTTP API instead, for the callers and
 approvers listed with their token hashes in the configuration's server
 section (see "go doc github.com/execgate/execgate/cmd/execgate" for the
-routes and responses). ADDR is HOST:PORT; an empty host (":8080") means
-127.0.0.1, and port 0 picks a free port. The address served is printed on
-stderr. A host that is not loopback is refused unless --tls-cert and
---tls-key are given, or --insecure says plain HTTP is meant.
+routes and responses, and for what --mcp-http supports).
+
+For --mcp-http and --http, ADDR is HOST:PORT; an empty host (":8080")
+means 127.0.0.1, and port 0 picks a free port. The address served is
+printed on stderr. A host that is not loopback is refused unless
+--tls-cert and --tls-key are given, or --insecure says plain HTTP is
+meant.
 
 serve stops on SIGINT or SIGTERM, letting running calls finish for up to
 10 seconds, or, over stdio, when the client closes stdin.
@@ -66,12 +83,12 @@ On SIGHUP, serve reloads the configuration file in place: its tools,
 policies, grants and tokens. A file that does not load changes nothing;
 its problems are logged on stderr, each with its line. Calls under way
 finish as they were validated; MCP clients are told the tool list
-changed. The server section's bounds and principal take effect at the
-next start.
+changed. The server section's bounds, principal and
+mcp_http_elicitation take effect at the next start.
 
 Exit codes: 0 stopped cleanly; 1 the server failed while running (for
 example, the address is in use); 2 usage error or a configuration that
-does not load or has no tokens for --http.
+does not load or has no tokens for --http or --mcp-http.
 `,
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
 		var o serveOptions
@@ -80,11 +97,12 @@ does not load or has no tokens for --http.
 		fs.StringVar(&o.approvals, "approvals", "", "over stdio, what to do with calls that need approval: elicit, pending or refuse (default elicit, or pending with --approver-http)")
 		fs.StringVar(&o.approverHTTP, "approver-http", "", "over stdio, also serve the approval routes at `ADDR` (HOST:PORT)")
 		fs.StringVar(&o.http, "http", "", "serve the HTTP API at `ADDR` (HOST:PORT) instead of MCP on stdio")
+		fs.StringVar(&o.mcpHTTP, "mcp-http", "", "serve MCP over Streamable HTTP at `ADDR` (HOST:PORT), path /mcp, instead of on stdio")
 		fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with the certificate in `FILE` (PEM); needs --tls-key")
 		fs.StringVar(&o.tlsKey, "tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
 		fs.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on an address that is not loopback")
 		fs.StringVar(&o.audit, "audit", "", "append every call to the hash-chained audit `FILE`")
-		fs.BoolVar(&o.logicalNames, "logical-names", false, "over stdio, list the tools under their command names, dots included (default: '.' made '_', as every MCP client accepts)")
+		fs.BoolVar(&o.logicalNames, "logical-names", false, "over MCP, list the tools under their command names, dots included (default: '.' made '_', as every MCP client accepts)")
 		return func(c *cli, ctx context.Context, args []string) int {
 			if len(args) > 0 {
 				return c.usageError("unexpected arguments %q", args)
@@ -97,7 +115,7 @@ does not load or has no tokens for --http.
 // serveOptions are the flags of execgate serve.
 type serveOptions struct {
 	config, principal, approvals, approverHTTP string
-	http, tlsCert, tlsKey, audit               string
+	http, mcpHTTP, tlsCert, tlsKey, audit      string
 	insecure, logicalNames                     bool
 }
 
@@ -109,7 +127,8 @@ var approvalModes = map[string]mcpserver.ApprovalMode{
 }
 
 // serve runs execgate serve: it checks the flags, opens the gate, then
-// serves the HTTP API (--http) or MCP on stdio.
+// serves the HTTP API (--http), MCP over Streamable HTTP (--mcp-http) or
+// MCP on stdio.
 func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	mode, lc, code := c.serveFlags(o)
 	if code != exitOK {
@@ -127,8 +146,11 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 		logger.Warn("execgate: the configuration loads, with a warning", "warning", w.String())
 	}
 
-	if o.http != "" {
+	switch {
+	case o.http != "":
 		return c.serveAPI(ctx, o, g, srv, lc, logger)
+	case o.mcpHTTP != "":
+		return c.serveMCPHTTP(ctx, o, g, srv, lc, logger)
 	}
 	return c.serveMCP(ctx, o, g, srv, mode, lc, logger)
 }
@@ -141,11 +163,17 @@ func (c *cli) serveFlags(o *serveOptions) (mcpserver.ApprovalMode, *listenConfig
 	if o.config == "" {
 		return 0, nil, c.usageError("--config is required")
 	}
+	if o.http != "" && o.mcpHTTP != "" {
+		return 0, nil, c.usageError("--http and --mcp-http are two servers; run serve once for each, with the same --config")
+	}
+	if o.mcpHTTP != "" && (o.principal != "" || o.approvals != "" || o.approverHTTP != "") {
+		return 0, nil, c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --mcp-http, each token names its principal, and a held call waits for the approvers at the same address (server.mcp_http_elicitation: true lets clients approve by elicitation)")
+	}
 	if o.http != "" && (o.principal != "" || o.approvals != "" || o.approverHTTP != "") {
 		return 0, nil, c.usageError("--principal, --approvals and --approver-http are for MCP on stdio; with --http, each token names its principal and approvals are always pending")
 	}
 	if o.http != "" && o.logicalNames {
-		return 0, nil, c.usageError("--logical-names names the tools served over MCP on stdio, and --http serves no MCP; POST /v1/tools/{name} takes a command's name and its MCP name alike")
+		return 0, nil, c.usageError("--logical-names names the tools served over MCP, and --http serves no MCP; POST /v1/tools/{name} takes a command's name and its MCP name alike")
 	}
 	// With out-of-band approvers, the MCP client must not be able to
 	// approve by answering an elicitation: that would let the proposer
@@ -162,12 +190,9 @@ func (c *cli) serveFlags(o *serveOptions) (mcpserver.ApprovalMode, *listenConfig
 	if !ok {
 		return 0, nil, c.usageError("--approvals must be elicit, pending or refuse, not %q", o.approvals)
 	}
-	addr := o.http
-	if addr == "" {
-		addr = o.approverHTTP
-	}
+	addr := cmp.Or(o.http, o.mcpHTTP, o.approverHTTP)
 	if (o.tlsCert != "" || o.tlsKey != "" || o.insecure) && addr == "" {
-		return 0, nil, c.usageError("--tls-cert, --tls-key and --insecure need --http or --approver-http")
+		return 0, nil, c.usageError("--tls-cert, --tls-key and --insecure need --http, --mcp-http or --approver-http")
 	}
 	if addr != "" {
 		var err error
@@ -226,13 +251,8 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		}
 	}
 	ms, err := mcpserver.New(g.x, opts)
-	var collision *mcpserver.ToolNameCollisionError
-	switch {
-	case errors.As(err, &collision):
-		return c.fail(exitUsage, fmt.Errorf("%s: the commands %q and %q would both be listed as the MCP tool %q, since many MCP clients take no dots in tool names; rename one of them, or serve with --logical-names for clients that accept dots",
-			o.config, collision.Names[0], collision.Names[1], collision.Tool))
-	case err != nil:
-		return c.fail(exitUsage, err)
+	if err != nil {
+		return c.mcpServerFailed(o, err)
 	}
 	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, logicalNames: o.logicalNames, fixedPrincipal: o.principal != ""}
 	if approver != nil {
@@ -264,6 +284,17 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		return c.fail(exitFailed, herr)
 	}
 	return exitOK
+}
+
+// mcpServerFailed reports why the MCP server of o's configuration could
+// not be made, and returns the exit code.
+func (c *cli) mcpServerFailed(o *serveOptions, err error) int {
+	var collision *mcpserver.ToolNameCollisionError
+	if errors.As(err, &collision) {
+		return c.fail(exitUsage, fmt.Errorf("%s: the commands %q and %q would both be listed as the MCP tool %q, since many MCP clients take no dots in tool names; rename one of them, or serve with --logical-names for clients that accept dots",
+			o.config, collision.Names[0], collision.Names[1], collision.Tool))
+	}
+	return c.fail(exitUsage, err)
 }
 
 // listenConfig is a checked address to serve HTTP on.
