@@ -86,6 +86,19 @@
 // with [Options.Now], and is pruned then; Revoke ends it earlier. At most
 // [Options.MaxGrants] grants are live at once.
 //
+// # What a principal may run
+//
+// [Engine.MayRun] and [Engine.MayServe] answer, without a call, whether
+// a principal could have any call of a name (or any name a dispatcher
+// serves) allowed or held for approval, so that a server lists to each
+// caller only the tools it could use. Since rules match names only, a
+// name whose first matching rule denies, or that no rule matches, is
+// denied to the principal whatever the arguments; a grant never changes
+// the answer, since it only turns a require_approval into an allow, and
+// neither does a rate limit, which refuses a call for a while. For a
+// dispatcher, MayServe errs towards true when its rules' patterns make
+// it unsure.
+//
 // # Rate limits
 //
 // A policy's [RateLimit] has three independent limits: a per-principal
