@@ -152,6 +152,28 @@ type Options struct {
 	// mainstream client accepts. Either way the Executor, its Policy and
 	// its audit trail see the logical name.
 	LogicalNames bool
+
+	// Visible, if not nil, says which tools each caller is shown:
+	// tools/list lists to a caller only the tools whose spec Visible
+	// reports true for with the caller's principal (Principal, or what
+	// PrincipalFrom names), and a call of a tool it reports false for is
+	// refused exactly as a call of a name no tool has, so that nothing
+	// tells a caller such a tool exists. It should report true for every
+	// spec of which the Executor's Policy could allow, or hold for
+	// approval, some call by principal, and when unsure: a tool it hides
+	// cannot be called by that principal at all. For a policy.Engine,
+	//
+	//	Visible: func(_ context.Context, principal string, spec execgate.CommandSpec) bool {
+	//		return eng.MayServe(principal, spec, x.Allowlist())
+	//	},
+	//
+	// The spec is as Allowlist.Specs reports it; ctx is the request's.
+	// Visible is called for every listed tool on each tools/list and on
+	// each call, may be called concurrently, and must not block. After a
+	// change of what it reports, call [Server.SetAllowlist] (as a reload
+	// does) or [Server.NotifyToolsChanged], so that clients list the tools
+	// again. Nil shows every tool to every caller.
+	Visible func(ctx context.Context, principal string, spec execgate.CommandSpec) bool
 }
 
 // Server exposes an Executor as MCP tools: one tool per spec of
@@ -225,6 +247,7 @@ func New(x *execgate.Executor, opts Options) (*Server, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	s.srv.AddReceivingMiddleware(s.unknownTools)
+	s.srv.AddReceivingMiddleware(s.visibleTools)
 	if err := s.SetAllowlist(opts.Allowlist); err != nil {
 		return nil, err
 	}
@@ -247,9 +270,12 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // SetAllowlist replaces the listed tools with the specs of a, notifying
-// connected clients that the tool list changed. Call it after
-// Executor.SetAllowlist with the same allowlist. It returns an error, and
-// changes nothing, if a is nil or a spec cannot be listed (see [New]).
+// connected clients that the tool list changed, also when a holds the
+// same specs: a client then lists again what [Options.Visible] shows it,
+// under the policy in force (a reload swaps the policy first). Call it
+// after Executor.SetAllowlist with the same allowlist. It returns an
+// error, and changes nothing, if a is nil or a spec cannot be listed (see
+// [New]).
 func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
 	if a == nil {
 		return errors.New("mcpserver: nil Allowlist")
@@ -268,7 +294,7 @@ func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
 		if err != nil {
 			return err
 		}
-		next[def.Name] = tool{name: spec.Name, listed: def.Name, dispatch: spec.Dispatch}
+		next[def.Name] = tool{name: spec.Name, listed: def.Name, dispatch: spec.Dispatch, spec: spec, def: def}
 		defs = append(defs, def)
 	}
 	if err := probeTools(defs); err != nil {
@@ -334,7 +360,8 @@ func (s *Server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // unlisted refuses a call of the tool name, which this server does not
-// list, as not allowlisted, and records the refusal in the Executor's
+// list or hides from principal (see Options.Visible), as a name no tool
+// has (see noSuchTool), and records the refusal in the Executor's
 // audit trail with Executor.RecordRefusal (route "mcp tools/call", kind
 // not_found), under the request's principal and the requested name, which
 // the Executor cuts as it cuts every caller-chosen string. The name is never
@@ -346,7 +373,7 @@ func (s *Server) unlisted(ctx context.Context, principal, name string) *mcp.Call
 	if err := s.x.RecordRefusal(ctx, ref); err != nil {
 		s.opts.Logger.Error("mcpserver: a call of an unlisted tool could not be recorded in the audit trail", "error", err)
 	}
-	if hint := s.callInstead(name); hint != "" {
+	if hint := s.callInstead(ctx, principal, name); hint != "" {
 		return statusResult(&CallStatus{
 			Status:  StatusRefused,
 			Kind:    KindNotFound,
@@ -354,16 +381,20 @@ func (s *Server) unlisted(ctx context.Context, principal, name string) *mcp.Call
 			Message: fmt.Sprintf("execgate: no tool is listed as %q; %s; nothing ran.", name, hint),
 		})
 	}
-	return s.refusal(&execgate.NotFoundError{Name: name})
+	return s.noSuchTool(ctx, principal, name)
 }
 
-// callInstead says which listed tool serves name, which is not listed
-// itself, or returns "": the tool a spec's logical name is listed under
-// ("git.log" is listed as "git_log"), or the dispatcher tool and the
-// subcommand of a dispatched name, in its logical spelling ("git.status")
-// or in that of tool names ("git_status").
-func (s *Server) callInstead(name string) string {
+// callInstead says which tool shown to principal serves name, which is
+// not listed itself, or returns "": the tool a spec's logical name is
+// listed under ("git.log" is listed as "git_log"), or the dispatcher tool
+// and the subcommand of a dispatched name, in its logical spelling
+// ("git.status") or in that of tool names ("git_status"). A tool hidden
+// from principal (see Options.Visible) is never named.
+func (s *Server) callInstead(ctx context.Context, principal, name string) string {
 	if listed, ok := s.listedAs(name); ok {
+		if _, shown := s.shownTool(ctx, principal, listed); !shown {
+			return ""
+		}
 		return fmt.Sprintf("the command %q is listed as the tool %q: call that", name, listed)
 	}
 	i := strings.LastIndexAny(name, "._")
@@ -371,16 +402,19 @@ func (s *Server) callInstead(name string) string {
 		return ""
 	}
 	prefix, sub := name[:i], name[i+1:]
-	t, ok := s.lookupTool(prefix)
+	t, ok := s.shownTool(ctx, principal, prefix)
 	if !ok && name[i] == '.' {
 		if listed, found := s.listedAs(prefix); found {
-			t, ok = s.lookupTool(listed)
+			t, ok = s.shownTool(ctx, principal, listed)
 		}
 	}
 	if !ok || !t.dispatch {
 		return ""
 	}
 	if own, ok := s.listedAs(t.name + "." + sub); ok {
+		if _, shown := s.shownTool(ctx, principal, own); !shown {
+			return ""
+		}
 		return fmt.Sprintf("the command %q is listed as the tool %q: call that", t.name+"."+sub, own)
 	}
 	return fmt.Sprintf("call the tool %q with %q set to %q", t.listed, SubcommandProperty, sub)

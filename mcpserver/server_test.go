@@ -113,10 +113,14 @@ func TestCall_UnknownTool(t *testing.T) {
 	f := start(t, setup{})
 	// "git.status" is served by the dispatcher in the Executor, but it is
 	// not a listed tool: it must go through the tool "git". A name that is
-	// not listed but names a listed tool is refused with the name to call.
+	// not listed but names a listed tool is refused with the name to call;
+	// one that looks like a tool's is refused with the tools to call.
 	for _, tc := range []struct{ name, says string }{
-		{"nope", `command "nope" is not allowlisted`},
-		{"git.log.x", `command "git.log.x" is not allowlisted`},
+		{"nope", `no such tool "nope": tools/list shows the tools you can call`},
+		{"git.log.x", `no such tool "git.log.x"`},
+		{"git_Status", `the tool "git" has no subcommand "Status" (a subcommand matches ^[a-z][a-z0-9-]*$): call the tool "git" with "subcommand" set to the subcommand`},
+		{"echo_nope", `the tool "echo" has no subcommand "nope": call it as "echo_hello"`},
+		{"echo", `there is no tool "echo", and its tools are called by their own names: call it as "echo_hello"`},
 		{"git.status", `call the tool "git" with "subcommand" set to "status"`},
 		{"git_status", `call the tool "git" with "subcommand" set to "status"`},
 		{"git.log", `the command "git.log" is listed as the tool "git_log": call that`},

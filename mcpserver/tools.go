@@ -23,6 +23,9 @@ type tool struct {
 	name     string // the spec's logical name, which the gate sees
 	listed   string // the name the tool is listed under (see ToolName)
 	dispatch bool   // the spec is a dispatcher: the call names a subcommand
+
+	spec execgate.CommandSpec // the spec, as Options.Visible is asked about it
+	def  *mcp.Tool            // the tool as registered with the SDK
 }
 
 // toolFor describes spec as an MCP tool listed under the name listed.
