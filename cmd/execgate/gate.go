@@ -63,6 +63,20 @@ func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn) (*
 	return g, nil
 }
 
+// visible reports whether principal is shown the tool of spec, over MCP
+// (mcpserver.Options.Visible) and in GET /v1/tools: whether the policy
+// could allow, or hold for approval, some call of it (policy.Engine's
+// MayServe, with the allowlist in force). The Engine is the same across
+// reloads, which swap its rules. Without a policies section every call
+// is allowed but for a spec's floor, so only a spec whose floor (a
+// dispatcher's default_action) denies every call is hidden.
+func (g *gate) visible(_ context.Context, principal string, spec execgate.CommandSpec) bool {
+	if g.loaded.Engine == nil {
+		return spec.Floor != execgate.ActionDeny
+	}
+	return g.loaded.Engine.MayServe(principal, spec, g.x.Allowlist())
+}
+
 // Close closes the audit file, if any.
 func (g *gate) Close() error {
 	if g.chain != nil {

@@ -22,6 +22,8 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/inputrules"
+	"github.com/execgate/execgate/mcpserver"
 	"golang.org/x/time/rate"
 )
 
@@ -77,6 +79,13 @@ type apiOptions struct {
 	ApprovalsOnly bool
 	// Logger receives internal errors. Nil discards them.
 	Logger *slog.Logger
+	// Visible says which tools a caller is shown: GET /v1/tools lists to
+	// a caller only the specs it reports true for with the caller's
+	// principal, and POST /v1/tools/{name} refuses a call of any other as
+	// it refuses a name no command has. Approvers, who decide the calls
+	// of every caller, are shown every tool. Nil shows every tool to
+	// everyone; serve passes gate.visible.
+	Visible func(ctx context.Context, principal string, spec execgate.CommandSpec) bool
 }
 
 // api is the HTTP API's handler.
@@ -88,6 +97,7 @@ type api struct {
 	mux     *http.ServeMux
 	anon    anonymousRefusals
 	names   callNames
+	visible func(ctx context.Context, principal string, spec execgate.CommandSpec) bool // nil: all
 }
 
 // Unauthenticated refusals are recorded at most anonRate a second, after a
@@ -128,7 +138,7 @@ func newAPI(opts apiOptions) (*api, error) {
 	if opts.Executor == nil {
 		return nil, errors.New("no Executor")
 	}
-	a := &api{x: opts.Executor, pending: opts.Pending, log: opts.Logger}
+	a := &api{x: opts.Executor, pending: opts.Pending, log: opts.Logger, visible: opts.Visible}
 	if a.pending == nil {
 		a.pending = newPendingSet(nil)
 	}
@@ -330,13 +340,32 @@ func bearer(r *http.Request) (string, bool) {
 	return token, true
 }
 
-// listTools serves GET /v1/tools, to callers and approvers alike. Each
-// tool's mcp_name is the name serve lists it under over MCP by default.
+// listTools serves GET /v1/tools, to callers and approvers alike: to a
+// caller the tools shown to its principal (see apiOptions.Visible), to
+// an approver every tool. Each tool's mcp_name is the name serve lists it
+// under over MCP by default.
 func (a *api) listTools(w http.ResponseWriter, r *http.Request) {
-	if _, ok := a.authenticate(w, r, 0); !ok {
+	principal, ok := a.authenticate(w, r, 0)
+	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, listTools(a.x.Allowlist(), false))
+	var shown func(execgate.CommandSpec) bool
+	if c, _ := a.lookup(r); c == nil || c.role != roleApprover {
+		shown = func(spec execgate.CommandSpec) bool { return a.shows(r.Context(), principal, spec) }
+	}
+	writeJSON(w, http.StatusOK, listShown(a.x.Allowlist(), false, shown))
+}
+
+// shows reports whether the tool of spec is shown to principal.
+func (a *api) shows(ctx context.Context, principal string, spec execgate.CommandSpec) bool {
+	return a.visible == nil || a.visible(ctx, principal, spec)
+}
+
+// showsName reports whether the command name is served by a spec shown
+// to principal.
+func (a *api) showsName(ctx context.Context, principal, name string) bool {
+	spec, ok := a.x.Allowlist().Lookup(name)
+	return ok && a.shows(ctx, principal, spec)
 }
 
 // callResponse is the body of a response to a call: 200 with Result, 202
@@ -375,16 +404,24 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	name, ambiguous := a.names.resolve(a.x.Allowlist(), r.PathValue("name"))
+	requested := r.PathValue("name")
+	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), principal))
+	name, ambiguous := a.resolve(ctx, principal, requested)
 	if ambiguous != nil {
-		a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: r.PathValue("name"),
+		a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: requested,
 			Message: fmt.Sprintf("execgate: %q could mean the command %q or %q; nothing ran: call it by the command's own name (POST /v1/tools/%s)",
-				r.PathValue("name"), ambiguous[0], ambiguous[1], ambiguous[0])}, "ambiguous tool name")
+				requested, ambiguous[0], ambiguous[1], ambiguous[0])}, "ambiguous tool name")
 		return
 	}
-	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), principal))
+	if spec, ok := a.x.Allowlist().Lookup(name); ok && !a.shows(ctx, principal, spec) {
+		a.refuseHidden(ctx, w, r, principal, slot, start)
+		return
+	}
 	sub, err := a.x.Submit(ctx, name, input, execgate.SubmitOptions{Reason: fmt.Sprintf("requested by %q via the HTTP API", principal)})
+	var nf *execgate.NotFoundError
 	switch {
+	case errors.As(err, &nf):
+		a.respond(w, http.StatusNotFound, callResponse{Error: a.noSuchTool(ctx, principal, requested)}, slot, start)
 	case err != nil:
 		a.refuse(w, err, slot, start)
 	case sub.Op == execgate.OpPropose:
@@ -401,6 +438,124 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	default:
 		a.respond(w, http.StatusOK, callResponse{Result: &sub.Result}, slot, start)
 	}
+}
+
+// refuseHidden refuses principal's call of a command hidden from it
+// (see apiOptions.Visible) as a call of a name no command has is refused,
+// word for word, and records the refusal. The gate, whose refusal would
+// tell its policy's deny, is not asked.
+func (a *api) refuseHidden(ctx context.Context, w http.ResponseWriter, r *http.Request, principal string, slot *eventSlot, start time.Time) {
+	requested := r.PathValue("name")
+	ref := execgate.Refusal{Route: route(r), Name: requested, Kind: execgate.ErrorKindNotFound, Reason: "the tool is hidden from this caller: its policy allows no call of it"}
+	if err := a.x.RecordRefusal(ctx, ref); err != nil {
+		a.log.Error("execgate: a refused request could not be recorded in the audit trail", "route", ref.Route, "reason", ref.Reason, "error", err)
+	}
+	a.respond(w, http.StatusNotFound, callResponse{Error: a.noSuchTool(ctx, principal, requested)}, slot, start)
+}
+
+// resolve returns the command that the name of POST /v1/tools/{name}
+// asks principal's call for (see callNames), with the commands hidden
+// from principal left out of an ambiguous spelling: a spelling of one
+// shown command and one hidden is the shown one's, and a refusal never
+// names a hidden one.
+func (a *api) resolve(ctx context.Context, principal, requested string) (string, []string) {
+	name, ambiguous := a.names.resolve(a.x.Allowlist(), requested)
+	if ambiguous == nil {
+		return name, nil
+	}
+	var shown []string
+	for _, n := range ambiguous {
+		if a.showsName(ctx, principal, n) {
+			shown = append(shown, n)
+		}
+	}
+	switch len(shown) {
+	case 0:
+		return requested, nil
+	case 1:
+		return shown[0], nil
+	}
+	return "", shown
+}
+
+// maxNamesShown bounds the commands a refusal names as what to call
+// instead.
+const maxNamesShown = 10
+
+// noSuchTool is the refusal of a call of requested, a name that no
+// command shown to principal has (nor its MCP spelling). It names only
+// commands shown to principal: the dispatcher requested names, or whose
+// subcommand it would be if it were one ("deploy_Prod"), and else the
+// other commands of the tool it looks like one of ("terraform.nope" when
+// terraform.plan is shown), and otherwise none.
+func (a *api) noSuchTool(ctx context.Context, principal, requested string) *errorInfo {
+	e := &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: requested,
+		Message: fmt.Sprintf("execgate: no such tool %q; nothing ran: GET /v1/tools lists the tools you can call", requested)}
+	fam, sub := requested, ""
+	disp, members := a.family(ctx, principal, fam)
+	if disp == "" && len(members) == 0 {
+		i := strings.LastIndexAny(requested, "._")
+		if i <= 0 {
+			return e
+		}
+		fam, sub = requested[:i], requested[i+1:]
+		disp, members = a.family(ctx, principal, fam)
+	}
+	switch {
+	case disp != "" && sub == "":
+		e.Message = fmt.Sprintf("execgate: the tool %q needs a subcommand in the name it is called by; nothing ran: call it as POST /v1/tools/%s.<subcommand>", disp, disp)
+	case disp != "" && !inputrules.ValidSubcommand(sub):
+		e.Message = fmt.Sprintf("execgate: the tool %q has no subcommand %q (a subcommand matches %s); nothing ran: call it as POST /v1/tools/%s.<subcommand>",
+			disp, sub, inputrules.SubcommandPattern, disp)
+	case len(members) > 0 && sub == "":
+		e.Message = fmt.Sprintf("execgate: there is no tool %q, and its commands are called by their own names; nothing ran: call %s", fam, quoteNames(members))
+	case len(members) > 0:
+		e.Message = fmt.Sprintf("execgate: the tool %q has no subcommand %q; nothing ran: call %s", fam, sub, quoteNames(members))
+	}
+	return e
+}
+
+// family returns the dispatcher shown to principal that fam names, by
+// its name or its MCP name, or "", and the commands shown to principal
+// whose name is fam's, or fam's MCP spelling, followed by '.' and one
+// more segment, sorted.
+func (a *api) family(ctx context.Context, principal, fam string) (disp string, members []string) {
+	for _, s := range a.x.Allowlist().Specs() {
+		if s.Dispatch {
+			if (s.Name == fam || mcpserver.ToolName(s.Name) == fam) && a.shows(ctx, principal, s) {
+				disp = s.Name
+			}
+			continue
+		}
+		j := strings.LastIndexByte(s.Name, '.')
+		if j <= 0 {
+			continue
+		}
+		if head := s.Name[:j]; (head == fam || mcpserver.ToolName(head) == fam) && a.shows(ctx, principal, s) {
+			members = append(members, s.Name)
+		}
+	}
+	return disp, members
+}
+
+// quoteNames lists command names for a refusal, at most maxNamesShown
+// of them.
+func quoteNames(names []string) string {
+	var b strings.Builder
+	if len(names) > 1 {
+		b.WriteString("one of ")
+	}
+	for i, n := range names {
+		if i == maxNamesShown {
+			fmt.Fprintf(&b, " and %d more in GET /v1/tools", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "POST /v1/tools/%s", n)
+	}
+	return b.String()
 }
 
 // listApprovals serves GET /v1/approvals, to approvers.

@@ -21,7 +21,8 @@ import (
 )
 
 // apiFixture is the HTTP API of testConfig in this process, with a
-// Recorder in place of processes.
+// Recorder in place of processes, showing each caller its tools as serve
+// does (gate.visible).
 type apiFixture struct {
 	srv     *httptest.Server
 	rec     *execgatetest.Recorder
@@ -37,7 +38,7 @@ func newAPIFixture(t *testing.T, text string) *apiFixture {
 	f.rec.Otherwise(execgate.Outcome{Stdout: []byte("ran\n")})
 	f.gate, err = newGate(loaded, "", f.rec.Exec)
 	require.NoError(t, err)
-	h, err := newAPI(apiOptions{Executor: f.gate.x, Server: f.gate.server(), Pending: f.pending})
+	h, err := newAPI(apiOptions{Executor: f.gate.x, Server: f.gate.server(), Pending: f.pending, Visible: f.gate.visible})
 	require.NoError(t, err)
 	f.srv = httptest.NewServer(h)
 	t.Cleanup(f.srv.Close)
@@ -202,9 +203,13 @@ func TestHTTP_BadInput422(t *testing.T) {
 	assert.Zero(t, f.rec.Count())
 }
 
+// TestHTTP_PolicyDeny403: a call of a tool the caller is shown that
+// the policy denies (a dispatcher's subcommand) is 403. A tool whose
+// every call the policy denies is not shown, and refused as unknown
+// (TestHTTP_HiddenToolIsRefusedAsUnknown).
 func TestHTTP_PolicyDeny403(t *testing.T) {
-	f := newAPIFixture(t, testConfig)
-	resp, r := f.call(t, "forbidden.run", ``)
+	f := newAPIFixture(t, strings.Replace(testConfig, "tools: [forbidden.run]", "tools: [forbidden.run, deploy.nowhere]", 1))
+	resp, r := f.call(t, "deploy.nowhere", ``)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Equal(t, execgate.ErrorKindPolicy, r.Error.Kind)
 	assert.Equal(t, execgate.ActionDeny, r.Error.Action)
@@ -262,24 +267,30 @@ func TestHTTP_ListTools(t *testing.T) {
 	for _, s := range f.gate.x.Allowlist().Specs() {
 		specs[s.Name] = s
 	}
-	for _, token := range []string{callerToken, approverToken} {
-		resp, r := f.do(t, "GET", "/v1/tools", token, nil)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		require.Len(t, r.Tools, 3)
-		for _, tool := range r.Tools {
-			spec, ok := specs[tool.Name]
-			require.True(t, ok, tool.Name)
-			assert.JSONEq(t, string(spec.Args.JSONSchema()), string(tool.InputSchema), tool.Name)
-		}
-		assert.Equal(t, "deploy", r.Tools[0].Name)
-		assert.True(t, r.Tools[0].Dispatch)
-		mcpNames := map[string]string{}
-		for _, tool := range r.Tools {
-			mcpNames[tool.Name] = tool.MCPName
-		}
-		assert.Equal(t, map[string]string{"deploy": "deploy", "echo.run": "echo_run", "forbidden.run": "forbidden_run"}, mcpNames,
-			"the names serve lists over MCP, as execgate tools shows them")
+	resp, r := f.do(t, "GET", "/v1/tools", approverToken, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Len(t, r.Tools, 3, "an approver is shown every tool")
+	for _, tool := range r.Tools {
+		spec, ok := specs[tool.Name]
+		require.True(t, ok, tool.Name)
+		assert.JSONEq(t, string(spec.Args.JSONSchema()), string(tool.InputSchema), tool.Name)
 	}
+	assert.Equal(t, "deploy", r.Tools[0].Name)
+	assert.True(t, r.Tools[0].Dispatch)
+	mcpNames := map[string]string{}
+	for _, tool := range r.Tools {
+		mcpNames[tool.Name] = tool.MCPName
+	}
+	assert.Equal(t, map[string]string{"deploy": "deploy", "echo.run": "echo_run", "forbidden.run": "forbidden_run"}, mcpNames,
+		"the names serve lists over MCP, as execgate tools shows them")
+
+	resp, r = f.do(t, "GET", "/v1/tools", callerToken, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var names []string
+	for _, tool := range r.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.Equal(t, []string{"deploy", "echo.run"}, names, "a caller is shown what its policy could allow or hold")
 }
 
 // TestHTTP_CallsTakeBothSpellings: POST /v1/tools/{name} takes a
@@ -600,4 +611,175 @@ func TestHTTP_ApprovalsOnly(t *testing.T) {
 	h.ServeHTTP(w, req)
 	assert.Equal(t, http.StatusOK, w.Code)
 	assert.JSONEq(t, `{"approvals":[]}`, w.Body.String())
+}
+
+// Tokens of the callers of visibleConfig.
+const (
+	readerToken = "reader-token-for-tests"
+	guestToken  = "guest-token-for-tests"
+)
+
+// visibleConfig gives each caller its own policy over the tools of
+// testConfig, a strict tool "git" with git.log and git.status, and a
+// dispatcher "kubectl" whose default_action denies every call:
+//
+//   - ci-bot may run echo.run, git.log and deploy.<sub> once approved;
+//   - reader may run echo.run and git.status;
+//   - guest is denied everything; alice approves.
+var visibleConfig = `version: 1
+defaults: {timeout: 10s, env: {PATH: /usr/bin:/bin}}
+tools:
+  - {name: echo, bin: /bin/echo, bare: {positionals: {max: 4, pattern: '^[a-z]{1,10}$'}}}
+  - {name: forbidden, bin: /bin/echo, bare: {}}
+  - {name: deploy, bin: /bin/echo, default_action: human_approval}
+  - {name: kubectl, bin: /bin/echo}
+  - name: git
+    bin: /bin/echo
+    strict: true
+    commands: {log: {}, status: {}}
+policies:
+  - name: ci
+    principal: ci-bot
+    rules:
+      - {name: never, tools: [forbidden.run, git.status], action: deny}
+      - {tools: [echo.run, git.log, kubectl.*], action: allow}
+      - {tools: ["deploy.*"], action: require_approval}
+  - name: readers
+    principal: reader
+    rules:
+      - {tools: [echo.run, git.status], action: allow}
+  - name: nobody
+    principal: guest
+    rules:
+      - {tools: ["*"], action: deny}
+server:
+  tokens:
+    - {principal: ci-bot, sha256: "` + tokenHash(callerToken) + `"}
+    - {principal: reader, sha256: "` + tokenHash(readerToken) + `"}
+    - {principal: guest, sha256: "` + tokenHash(guestToken) + `"}
+  approvers:
+    - {principal: alice, sha256: "` + tokenHash(approverToken) + `"}
+`
+
+// TestHTTP_ToolsPerPrincipal: GET /v1/tools shows each caller the tools
+// its policy could allow or hold, and an approver every tool.
+func TestHTTP_ToolsPerPrincipal(t *testing.T) {
+	f := newAPIFixture(t, visibleConfig)
+	for _, tc := range []struct {
+		about, token string
+		want         []string
+	}{
+		{"a caller sees what it may run, what is held for approval, and no tool denied to it", callerToken, []string{"deploy", "echo.run", "git.log"}},
+		{"another caller sees its own tools", readerToken, []string{"echo.run", "git.status"}},
+		{"a caller denied everything sees no tools", guestToken, []string{}},
+		{"an approver, who decides every caller's calls, sees every tool", approverToken, []string{"deploy", "echo.run", "forbidden.run", "git.log", "git.status", "kubectl"}},
+	} {
+		resp, r := f.do(t, "GET", "/v1/tools", tc.token, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode, tc.about)
+		require.NotNil(t, r.Tools, "%s: a list, never null", tc.about)
+		names := []string{}
+		for _, tool := range r.Tools {
+			names = append(names, tool.Name)
+		}
+		assert.Equal(t, tc.want, names, tc.about)
+	}
+}
+
+// TestHTTP_HiddenToolIsRefusedAsUnknown: a call of a command hidden from
+// its caller, by either spelling, gets the response a name no command
+// has gets, word for word: 404, not_found, a trace ID and no policy
+// decision. Nothing runs, and the refusal is in the audit trail.
+func TestHTTP_HiddenToolIsRefusedAsUnknown(t *testing.T) {
+	loaded, err := config.LoadBytes("test.yaml", []byte(visibleConfig))
+	require.NoError(t, err)
+	rec := execgatetest.NewRecorder()
+	g, err := newGate(loaded, "", rec.Exec)
+	require.NoError(t, err)
+	tr := &trailOf{}
+	// The gate's Executor, with an Auditor that keeps the Events.
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: loaded.Allowlist, Policy: loaded.Policy, ExecFn: rec.Exec, Auditor: audited{tr}})
+	require.NoError(t, err)
+	g.x = x
+	h, err := newAPI(apiOptions{Executor: x, Server: g.server(), Visible: g.visible})
+	require.NoError(t, err)
+	f := &apiFixture{srv: httptest.NewServer(h), rec: rec}
+	t.Cleanup(f.srv.Close)
+
+	refusal := func(token, name string) (int, errorInfo, bool, bool) {
+		resp, r := f.do(t, "POST", "/v1/tools/"+name, token, strings.NewReader(`{}`))
+		require.NotNil(t, r.Error, name)
+		e := *r.Error
+		e.Message = strings.ReplaceAll(e.Message, `"`+name+`"`, `"NAME"`)
+		sub := name[strings.LastIndexAny(name, "._")+1:]
+		e.Message = strings.ReplaceAll(e.Message, `"`+sub+`"`, `"SUB"`)
+		e.Name = strings.ReplaceAll(e.Name, name, "NAME")
+		return resp.StatusCode, e, r.TraceID != "", r.Policy != nil
+	}
+	for _, tc := range []struct{ about, token, name, like string }{
+		{"a command the policy denies, by its own name", callerToken, "forbidden.run", "nonesuch.run"},
+		{"the same by its MCP name", callerToken, "forbidden_run", "nonesuch_run"},
+		{"a command of a strict tool the caller sees another command of", callerToken, "git.status", "git.nonesuch"},
+		{"a dispatcher whose floor denies every call, by a subcommand", callerToken, "kubectl.get", "nonesuch.get"},
+		{"the same by the MCP spelling", callerToken, "kubectl_get", "nonesuch_get"},
+		{"a dispatcher no rule of the caller's reaches", readerToken, "deploy.prod", "nonesuch.prod"},
+	} {
+		wantCode, want, wantTrace, wantPolicy := refusal(tc.token, tc.like)
+		require.Equal(t, http.StatusNotFound, wantCode, tc.about)
+		require.True(t, wantTrace, tc.about)
+		require.False(t, wantPolicy, tc.about)
+		before := len(tr.all())
+		code, got, trace, pol := refusal(tc.token, tc.name)
+		assert.Equal(t, wantCode, code, tc.about)
+		assert.Equal(t, want, got, tc.about)
+		assert.Equal(t, wantTrace, trace, tc.about)
+		assert.Equal(t, wantPolicy, pol, tc.about)
+		evs := tr.all()[before:]
+		require.Len(t, evs, 1, tc.about)
+		assert.Equal(t, execgate.ErrorKindNotFound, evs[0].Error, tc.about)
+		assert.Equal(t, tc.name, evs[0].Name, tc.about)
+	}
+	assert.Zero(t, rec.Count())
+}
+
+// audited hands every Event to a trailOf and to the slot of its call.
+type audited struct{ tr *trailOf }
+
+func (a audited) Audit(ctx context.Context, ev execgate.Event) error {
+	_ = recorder{}.Audit(ctx, ev)
+	return a.tr.Audit(ctx, ev)
+}
+
+// TestHTTP_NoSuchToolSaysWhatToCall: a name no command shown to the
+// caller has is "no such tool", naming nothing; a name that looks like a
+// subcommand of a tool the caller is shown says that tool has no such
+// subcommand, and how to call it; a dispatcher alone says how to call it.
+func TestHTTP_NoSuchToolSaysWhatToCall(t *testing.T) {
+	f := newAPIFixture(t, visibleConfig)
+	for _, tc := range []struct {
+		about, token, name, says string
+	}{
+		{"a name no tool has names nothing", callerToken, "rm.run",
+			`execgate: no such tool "rm.run"; nothing ran: GET /v1/tools lists the tools you can call`},
+		{"a subcommand a strict tool does not have names the commands the caller is shown", callerToken, "git.nope",
+			`execgate: the tool "git" has no subcommand "nope"; nothing ran: call POST /v1/tools/git.log`},
+		{"by the MCP spelling too", readerToken, "git_nope",
+			`execgate: the tool "git" has no subcommand "nope"; nothing ran: call POST /v1/tools/git.status`},
+		{"a strict tool's own name is no call", callerToken, "git",
+			`execgate: there is no tool "git", and its commands are called by their own names; nothing ran: call POST /v1/tools/git.log`},
+		{"a dispatcher alone is no call", callerToken, "deploy",
+			`execgate: the tool "deploy" needs a subcommand in the name it is called by; nothing ran: call it as POST /v1/tools/deploy.<subcommand>`},
+		{"a dispatcher with what is no subcommand", callerToken, "deploy_Prod",
+			`execgate: the tool "deploy" has no subcommand "Prod" (a subcommand matches ^[a-z][a-z0-9-]*$); nothing ran: call it as POST /v1/tools/deploy.<subcommand>`},
+		{"a hidden tool's subcommand names nothing", readerToken, "deploy_Prod",
+			`execgate: no such tool "deploy_Prod"; nothing ran: GET /v1/tools lists the tools you can call`},
+		{"nor does a strict tool none of whose commands the caller is shown", guestToken, "git.nope",
+			`execgate: no such tool "git.nope"; nothing ran: GET /v1/tools lists the tools you can call`},
+	} {
+		resp, r := f.do(t, "POST", "/v1/tools/"+tc.name, tc.token, strings.NewReader(`{}`))
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, tc.about)
+		assert.Equal(t, execgate.ErrorKindNotFound, r.Error.Kind, tc.about)
+		assert.Equal(t, tc.name, r.Error.Name, tc.about)
+		assert.Equal(t, tc.says, r.Error.Message, tc.about)
+	}
+	assert.Zero(t, f.rec.Count())
 }

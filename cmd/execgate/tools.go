@@ -53,11 +53,20 @@ type toolList struct {
 // each is listed under over MCP: its logical name with logicalNames, and
 // else mcpserver.ToolName of it. A nil a lists nothing.
 func listTools(a *execgate.Allowlist, logicalNames bool) toolList {
+	return listShown(a, logicalNames, nil)
+}
+
+// listShown describes the specs of a that shown reports true for, as
+// listTools does; a nil shown lists every spec.
+func listShown(a *execgate.Allowlist, logicalNames bool, shown func(execgate.CommandSpec) bool) toolList {
 	out := toolList{Tools: []toolInfo{}}
 	if a == nil {
 		return out
 	}
 	for _, s := range a.Specs() {
+		if shown != nil && !shown(s) {
+			continue
+		}
 		t := toolInfo{
 			Name:        s.Name,
 			MCPName:     mcpName(s.Name, logicalNames),
