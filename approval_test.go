@@ -109,8 +109,11 @@ func TestPropose_ReturnsAShowableApproval(t *testing.T) {
 	require.NoError(t, err)
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal(b, &fields))
-	assert.ElementsMatch(t, []string{"id", "principal", "name", "command", "args", "digest", "reason", "policyVersion", "createdAt", "expiresAt"}, keys(fields))
-	assert.NotContains(t, string(b), "stdin-canary")
+	assert.ElementsMatch(t, []string{"id", "principal", "name", "command", "args", "digest", "reason", "policyVersion", "stdin", "createdAt", "expiresAt"}, keys(fields))
+	// The approver sees what the command will read: its size, its hash
+	// and a preview of its start; never the environment.
+	require.NotNil(t, ap.Stdin)
+	assert.Equal(t, execgate.StdinInfo{Bytes: 12, SHA256: "e1ddd43dafafd2b72b1e67694eeab7dce4914bd2ff747b2c7312e41b53dbfd6b", Preview: "stdin-canary"}, *ap.Stdin)
 	assert.NotContains(t, string(b), "LANG")
 }
 

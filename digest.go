@@ -47,7 +47,9 @@ import (
 // creation and expiry time as Unix seconds and nanoseconds, reason, the
 // proposing principal), the
 // name, command path, policy version and argv it shows, its egress lists
-// ("egress.allow" and "egress.deny", only when it has an [Egress]), the
+// ("egress.allow" and "egress.deny", only when it has an [Egress]), what it
+// shows of stdin ("stdin.bytes", "stdin.sha256", "stdin.preview",
+// "stdin.preview_cut", only when it has [Approval.Stdin]), the
 // record's salted
 // fingerprint, and the SHA-256 of the stdin.
 
@@ -155,6 +157,15 @@ func approvalDigest(ap *Approval, fingerprint, stdinHash string) string {
 		// specs without it stay what they were.
 		h.Strings("egress.allow", ap.Egress.Allow)
 		h.Strings("egress.deny", ap.Egress.Deny)
+	}
+	if s := ap.Stdin; s != nil {
+		// The same: only for a call with stdin. Its SHA-256 is bound
+		// below, from the record; what the approver is shown is bound
+		// here.
+		h.Int("stdin.bytes", int64(s.Bytes))
+		h.String("stdin.sha256", s.SHA256)
+		h.String("stdin.preview", s.Preview)
+		h.Int("stdin.preview_cut", boolInt(s.PreviewCut))
 	}
 	h.String("fingerprint", fingerprint)
 	h.String("stdin_sha256", stdinHash)

@@ -278,18 +278,22 @@ var specDigestFields = map[string]string{
 // approvalDigestFields classifies every field of Approval for the
 // approval digest.
 var approvalDigestFields = map[string]string{
-	"ID":            digested,
-	"Principal":     digested,
-	"Name":          digested,
-	"Command":       digested,
-	"Args":          digested,
-	"Digest":        "the digest itself: it is compared with the stored one, not hashed",
-	"Reason":        digested,
-	"PolicyVersion": digested,
-	"Egress.Allow":  digested,
-	"Egress.Deny":   digested,
-	"CreatedAt":     digested,
-	"ExpiresAt":     digested,
+	"ID":               digested,
+	"Principal":        digested,
+	"Name":             digested,
+	"Command":          digested,
+	"Args":             digested,
+	"Digest":           "the digest itself: it is compared with the stored one, not hashed",
+	"Reason":           digested,
+	"PolicyVersion":    digested,
+	"Egress.Allow":     digested,
+	"Egress.Deny":      digested,
+	"Stdin.Bytes":      digested,
+	"Stdin.SHA256":     digested,
+	"Stdin.Preview":    digested,
+	"Stdin.PreviewCut": digested,
+	"CreatedAt":        digested,
+	"ExpiresAt":        digested,
 }
 
 // digestFiller fills specs, whose Args is an interface.

@@ -162,8 +162,10 @@ func parseInput(e *entry, sub string, input json.RawMessage) (argv Argv, err err
 }
 
 // Approval is the envelope of a proposed call, for a person or another
-// system to approve. It is safe to show and to serialize: it carries the
-// command and argv but never the environment or the raw input.
+// system to approve. It carries the command, the argv and, of the call's
+// stdin, its size, SHA-256 and a preview of its start ([StdinInfo]), so
+// that an approver sees what the command will read; never the environment
+// or the raw JSON input.
 //
 // An Approval authorizes nothing by itself. [Executor.Execute] takes the
 // private record stored under ID, checks that this envelope, recomputed,
@@ -193,6 +195,10 @@ type Approval struct {
 	// connect to. Nil means the spec has none (see the spec itself for
 	// whether the command has the caller's network or none).
 	Egress *Egress `json:"egress,omitempty"`
+	// Stdin describes the call's stdin, when it has any: its size, its
+	// SHA-256 and, for text, a preview of its start. Nil means the call
+	// reads no stdin.
+	Stdin *StdinInfo `json:"stdin,omitempty"`
 	// CreatedAt is when it was proposed, by the [Executor]'s clock.
 	CreatedAt time.Time `json:"createdAt"`
 	// ExpiresAt is when it stops being executable: it is valid while the

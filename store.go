@@ -129,6 +129,7 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	rec.Salt = append([]byte(nil), rec.Salt...)
 	rec.Approval.Args = append([]string(nil), rec.Approval.Args...)
 	rec.Approval.Egress = rec.Approval.Egress.clone()
+	rec.Approval.Stdin = rec.Approval.Stdin.clone()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.recs[rec.Approval.ID]; ok {

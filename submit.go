@@ -169,6 +169,7 @@ func (x *Executor) hold(ctx context.Context, c *call, principal, reason string, 
 		Reason:        reason,
 		PolicyVersion: c.e.spec.PolicyVersion,
 		Egress:        specEgress(&c.e.spec),
+		Stdin:         stdinInfo(c.argv.Stdin),
 		CreatedAt:     now,
 		ExpiresAt:     now.Add(x.ttl),
 	}
@@ -183,6 +184,7 @@ func (x *Executor) hold(ctx context.Context, c *call, principal, reason string, 
 	rec.Approval = ap
 	rec.Approval.Args = append([]string(nil), ap.Args...)
 	rec.Approval.Egress = ap.Egress.clone()
+	rec.Approval.Stdin = ap.Stdin.clone()
 	if err := x.approvals().Save(ctx, rec); err != nil {
 		return Approval{}, err
 	}

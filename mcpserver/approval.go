@@ -264,7 +264,24 @@ func (s *Server) question(ap execgate.Approval) (*mcp.ElicitParams, bool) {
 	}
 	fmt.Fprintf(&b, "Reason: %s\n", ap.Reason)
 	fmt.Fprintf(&b, "Approval %s, valid until %s.\n", ap.ID, ap.ExpiresAt.UTC().Format(time.RFC3339))
-	b.WriteString("Standard input, if the call has any, is not shown.")
+	if in := ap.Stdin; in != nil {
+		// What the command will read, as the approval digest binds it.
+		fmt.Fprintf(&b, "Standard input: %d bytes, SHA-256 %s", in.Bytes, in.SHA256)
+		switch {
+		case in.Preview == "":
+			b.WriteString(" (not text: no preview)\n")
+		case in.PreviewCut:
+			fmt.Fprintf(&b, "; it starts (control characters escaped): \"%s\"...\n", in.Preview)
+		default:
+			fmt.Fprintf(&b, "; it is (control characters escaped): \"%s\"\n", in.Preview)
+		}
+	} else {
+		b.WriteString("Standard input: none.\n")
+	}
+	if b.Len() > maxQuestionBytes {
+		return nil, false
+	}
+	b.WriteString("Approve only what you have read.")
 	return &mcp.ElicitParams{Mode: "form", Message: b.String(), RequestedSchema: confirmSchema}, true
 }
 

@@ -44,3 +44,35 @@ func TestQuestion_ShowsTheNetworkTheCallMayReach(t *testing.T) {
 		})
 	}
 }
+
+// The person asked sees what the command will read: stdin's size, hash
+// and preview, quoted, or that there is none.
+func TestQuestion_ShowsStdin(t *testing.T) {
+	base := execgate.Approval{ID: "a-1", Name: "kubectl.apply", Command: "/usr/bin/kubectl", Args: []string{"apply", "-f", "-"},
+		Reason: "apply", ExpiresAt: time.Unix(0, 0)}
+	for _, tc := range []struct {
+		sentence string
+		stdin    *execgate.StdinInfo
+		want     string
+	}{
+		{"no stdin", nil, "Standard input: none.\n"},
+		{"text is shown quoted", &execgate.StdinInfo{Bytes: 24, SHA256: "ab12", Preview: `kind: ClusterRoleBinding\n`},
+			"Standard input: 24 bytes, SHA-256 ab12; it is (control characters escaped): \"kind: ClusterRoleBinding\\n\"\n"},
+		{"a cut preview says so", &execgate.StdinInfo{Bytes: 9000, SHA256: "cd34", Preview: "aaa", PreviewCut: true},
+			"Standard input: 9000 bytes, SHA-256 cd34; it starts (control characters escaped): \"aaa\"...\n"},
+		{"bytes that are not text say so", &execgate.StdinInfo{Bytes: 3, SHA256: "ef56"},
+			"Standard input: 3 bytes, SHA-256 ef56 (not text: no preview)\n"},
+	} {
+		t.Run(tc.sentence, func(t *testing.T) {
+			ap := base
+			ap.Stdin = tc.stdin
+			q, ok := (&Server{}).question(ap)
+			require.True(t, ok)
+			assert.Contains(t, q.Message, tc.want)
+		})
+	}
+	ap := base
+	ap.Stdin = &execgate.StdinInfo{Bytes: 1 << 20, SHA256: "ff", Preview: strings.Repeat("x", maxQuestionBytes)}
+	_, ok := (&Server{}).question(ap)
+	assert.False(t, ok, "a question too long to show whole is not asked")
+}

@@ -1,0 +1,39 @@
+package execgate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStdinInfo_ShowsTextSafely(t *testing.T) {
+	for _, tc := range []struct {
+		sentence string
+		stdin    string
+		preview  string
+		cut      bool
+	}{
+		{"plain text is shown as it is", "kind: ClusterRoleBinding", "kind: ClusterRoleBinding", false},
+		{"line breaks and tabs are escaped, so a preview lays out nothing of its own", "a\nb\tc\r\n", `a\nb\tc\r\n`, false},
+		{"a terminal escape is escaped", "x\x1b[2Jy", `x\x1b[2Jy`, false},
+		{"a bidirectional override is escaped", "abc\u202edef", `abc\u202edef`, false},
+		{"a backslash is escaped, so an escape in the text cannot pass for one of ours", `a\nb`, `a\\nb`, false},
+		{"a double quote is escaped, so the preview is the body of a quoted string", `say "hi"`, `say \"hi\"`, false},
+		{"bytes that are not UTF-8 show no preview", "a\xffb", "", false},
+		{"a NUL shows no preview", "a\x00b", "", false},
+		{"a long stdin is cut at MaxStdinPreview", strings.Repeat("y", MaxStdinPreview+10), strings.Repeat("y", MaxStdinPreview), true},
+		{"the cut never splits a character", strings.Repeat("y", MaxStdinPreview-1) + "é", strings.Repeat("y", MaxStdinPreview-1), true},
+	} {
+		t.Run(tc.sentence, func(t *testing.T) {
+			info := stdinInfo([]byte(tc.stdin))
+			require.NotNil(t, info)
+			assert.Equal(t, len(tc.stdin), info.Bytes)
+			assert.Equal(t, stdinSHA256([]byte(tc.stdin)), info.SHA256)
+			assert.Equal(t, tc.preview, info.Preview)
+			assert.Equal(t, tc.cut, info.PreviewCut)
+		})
+	}
+	assert.Nil(t, stdinInfo(nil), "a call without stdin has no StdinInfo")
+}
