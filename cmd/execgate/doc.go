@@ -145,7 +145,9 @@
 // that entry's principal, which the policies, grants, approvals and the
 // audit trail see; server.principal and --principal are not used. The
 // token is read on every request, so a reload that removes it refuses
-// its next one.
+// its next one. tools/list shows a caller only the tools its policy
+// could allow or hold for approval, and a call of another is refused as
+// a name no tool has, as GET /v1/tools and POST /v1/tools/{name} do.
 //
 // The protocol is that of the official Go SDK (v1.8.0): MCP 2026-07-28,
 // its newest revision, and the four before it (2025-11-25, 2025-06-18,
@@ -207,7 +209,10 @@
 // serve (405, with Allow). See "Connections" for the few answers net/http
 // writes itself.
 //
-// GET /v1/tools, for callers and approvers, lists the tools:
+// GET /v1/tools, for callers and approvers, lists the tools: to a caller,
+// only those its policy could allow or hold for approval (a call of
+// another is refused as a name no command has, 404), to an approver
+// every one:
 //
 //	{"tools": [{"name": "git.log", "mcp_name": "git_log", "description": "...",
 //	            "input_schema": {...}, "annotations": {"read_only": true}},

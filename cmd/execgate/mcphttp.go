@@ -333,7 +333,8 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 
 // newMCPHTTPServer returns what serve --mcp-http serves for g with the
 // server section srv: the MCP server of g's allowlist, whose every call
-// runs as its token's principal, and whose held calls go to a pending
+// runs as its token's principal, which is shown only the tools its policy
+// could allow or hold (gate.visible), and whose held calls go to a pending
 // set that the approval routes serve, or, with srv.MCPHTTPElicitation, to
 // the client's user first. stop ends the standalone streams; logger gets
 // the HTTP side's records, mcpLogger the MCP server's.
@@ -350,6 +351,7 @@ func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logical
 	ms, err := mcpserver.New(g.x, mcpserver.Options{
 		Allowlist:     g.loaded.Allowlist,
 		PrincipalFrom: tokenPrincipal,
+		Visible:       g.visible,
 		Approvals:     mode,
 		OnPending:     pending.add,
 		Logger:        mcpLogger,

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,8 +33,8 @@ const otherToken = "other-caller-token-for-tests"
 
 // mcpHTTPConfig serves echo.run and deploy.<anything> to two callers:
 // ci-bot may run echo.run, and its deploys need an approval; other-bot's
-// policy denies echo.run. alice approves. ELICIT is more of the server
-// section.
+// policy denies echo.run, so it is not shown the tool, and holds its
+// deploys too. alice approves. ELICIT is more of the server section.
 const mcpHTTPConfig = `version: 1
 defaults: {timeout: 10s, env: {PATH: /usr/bin:/bin}}
 tools:
@@ -56,6 +57,7 @@ policies:
     principal: other-bot
     rules:
       - {name: no-echo, tools: [echo.run], action: deny}
+      - {name: deploys, tools: ["deploy.*"], action: require_approval}
 server:
   principal: local-agent
   tokens:
@@ -232,41 +234,56 @@ func ranResult(t *testing.T, res *mcp.CallToolResult) execgate.Result {
 }
 
 // TestMCPHTTP_CallsRunAsTheirToken: over either protocol version, a
-// client lists the tools and calls one with its token, and each call is
-// decided and recorded as its own token's principal: ci-bot's policy
-// allows echo.run, other-bot's denies it; server.principal is never used.
+// client lists the tools and calls one with its token, and each request
+// is decided and recorded as its own token's principal: ci-bot's policy
+// allows echo.run, other-bot's denies it, so other-bot is not shown it
+// and its call is refused as a name no tool has; both are shown deploy,
+// and the approval each proposes is its own. server.principal is never
+// used.
 func TestMCPHTTP_CallsRunAsTheirToken(t *testing.T) {
 	for _, v := range mcpHTTPVersions {
 		t.Run(v.name, func(t *testing.T) {
 			f := newMCPHTTPFixture(t, mcpHTTPText(false))
 			ci := f.mustConnect(t, callerToken, v.version, nil)
 			other := f.mustConnect(t, otherToken, v.version, nil)
-
-			lt, err := ci.ListTools(context.Background(), nil)
-			require.NoError(t, err)
-			var names []string
-			for _, tool := range lt.Tools {
-				names = append(names, tool.Name)
-			}
-			assert.Contains(t, names, "echo_run")
+			assert.Equal(t, []string{"deploy", "echo_run"}, toolNames(t, ci))
+			assert.Equal(t, []string{"deploy"}, toolNames(t, other), "the tool its policy denies is not shown")
 
 			r := ranResult(t, callHTTP(t, ci, "echo_run", `{"args":["hello"]}`))
 			assert.Equal(t, "echo.run", r.Name)
 			st := callStatus(t, callHTTP(t, other, "echo_run", `{"args":["hello"]}`))
-			assert.Equal(t, mcpserver.KindPolicy, st.Kind)
-			assert.Equal(t, "others/no-echo", st.Rule)
+			assert.Equal(t, mcpserver.KindNotFound, st.Kind, st.Message)
 			assert.Equal(t, 1, f.rec.Count())
+			for token, cs := range map[string]*mcp.ClientSession{"ci-bot": ci, "other-bot": other} {
+				st = callStatus(t, callHTTP(t, cs, "deploy", `{"subcommand":"prod"}`))
+				require.Equal(t, mcpserver.StatusPending, st.Status)
+				assert.Equal(t, token, st.Approval.Principal)
+				assert.Equal(t, `requested by "`+token+`" via MCP`, st.Approval.Reason)
+			}
 
-			var decided []string
+			var seen []string
 			for _, e := range f.entries(t) {
 				assert.NotEqual(t, "local-agent", e.Principal, "server.principal is not the caller over HTTP")
-				if e.Name == "echo.run" && e.Phase == execgate.PhaseOutcome {
-					decided = append(decided, e.Principal+" "+e.Error)
+				if strings.HasPrefix(e.Name, "echo") && e.Phase == execgate.PhaseOutcome {
+					seen = append(seen, e.Principal+" "+e.Op+" "+e.Error)
 				}
 			}
-			assert.Equal(t, []string{"ci-bot ", "other-bot policy"}, decided)
+			assert.Equal(t, []string{"ci-bot run ", "other-bot request not_found"}, seen)
 		})
 	}
+}
+
+// toolNames lists the tools cs is shown, sorted.
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	lt, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // TestMCPHTTP_RefusedWithoutAValidToken: a request without a token, with
@@ -528,6 +545,7 @@ func TestMCPHTTP_Reload(t *testing.T) {
     bin: /bin/true
     bare: {}
 policies:`, 1)
+	next = strings.Replace(next, "      - {name: echo, tools: [echo.run], action: allow}\n", "      - {name: echo, tools: [echo.run, true.run], action: allow}\n", 1)
 	next = strings.Replace(next, "server:\n  principal: local-agent", "server:\n  principal: someone-else", 1)
 	require.NoError(t, os.WriteFile(path, []byte(next), 0o600))
 	_, err = r.reload()

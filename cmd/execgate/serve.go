@@ -212,7 +212,7 @@ func (c *cli) serveAPI(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	if len(srv.Approvers) == 0 {
 		logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
 	}
-	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger})
+	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger, Visible: g.visible})
 	if err != nil {
 		return c.fail(exitUsage, err)
 	}

@@ -138,7 +138,8 @@ func runTSHTTPClient(t *testing.T, node string, v any, args ...string) {
 // built binary, with the official TypeScript MCP SDK's Streamable HTTP
 // client (testdata/tsclient/httpclient.mjs): with a token it lists the
 // tools and calls one, in a session; bad input is refused with its kind;
-// the other token's policy denies what the first one's allows; no token
+// the other token's policy denies what the first one's allows, so that
+// token is not shown the tool and its call is refused; no token
 // and a wrong one are refused with 401 and recorded; the other token
 // cannot use the first one's session; a held call stays pending although
 // the client accepts its own elicitation, and with
@@ -161,6 +162,7 @@ func TestTSClient_StreamableHTTP(t *testing.T) {
 		ProtocolVersion string     `json:"protocolVersion"`
 		Session         bool       `json:"session"`
 		Tools           []string   `json:"tools"`
+		OtherTools      []string   `json:"otherTools"`
 		RawCall         tsHTTPCall `json:"call"`
 		RawBad          tsHTTPCall `json:"bad"`
 		RawHeld         tsHTTPCall `json:"held"`
@@ -193,9 +195,9 @@ func TestTSClient_StreamableHTTP(t *testing.T) {
 	held := status(got.RawHeld)
 	assert.Equal(t, mcpserver.StatusPending, held.Status, "the client's own accept does not approve it")
 	assert.Zero(t, got.Asked, "the client was never asked")
+	assert.Equal(t, []string{"deploy"}, got.OtherTools, "the other token's principal reached the policy, which denies it echo.run")
 	denied := status(got.Denied)
-	assert.Equal(t, mcpserver.KindPolicy, denied.Kind)
-	assert.Equal(t, "others/no-echo", denied.Rule, "the other token's principal reached the policy")
+	assert.Equal(t, mcpserver.KindNotFound, denied.Kind, denied.Message)
 	assert.Equal(t, 401, got.NoToken.Code, got.NoToken.Message)
 	assert.Equal(t, 401, got.WrongToken.Code, got.WrongToken.Message)
 	assert.Equal(t, 403, got.Hijack.Code, got.Hijack.Message)
@@ -204,7 +206,7 @@ func TestTSClient_StreamableHTTP(t *testing.T) {
 	p.stop(t)
 	data, err := os.ReadFile(trail)
 	require.NoError(t, err)
-	var unauthenticated, hijacks int
+	var unauthenticated, hijacks, hidden int
 	principals := map[string]string{} // outcome of echo.run calls, by principal
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var e audit.Entry
@@ -218,6 +220,10 @@ func TestTSClient_StreamableHTTP(t *testing.T) {
 		case e.Op == execgate.OpRequest && e.Reason == "session of another token":
 			assert.Equal(t, "other-bot", e.Principal)
 			hijacks++
+		case e.Op == execgate.OpRequest && e.Name == "echo_run":
+			assert.Equal(t, "other-bot", e.Principal)
+			assert.Equal(t, execgate.ErrorKindNotFound, e.Error)
+			hidden++
 		case e.Name == "echo.run" && e.Phase == execgate.PhaseOutcome && e.Principal != "":
 			principals[e.Principal] += e.Error + ";"
 		}
@@ -226,7 +232,8 @@ func TestTSClient_StreamableHTTP(t *testing.T) {
 	}
 	assert.Equal(t, 2, unauthenticated, "no token and the wrong one, each recorded")
 	assert.Equal(t, 1, hijacks)
-	assert.Equal(t, map[string]string{"ci-bot": ";validation;;", "other-bot": "policy;"}, principals, "each call decided as its token's principal")
+	assert.Equal(t, 1, hidden, "the other token's call, refused and recorded under it")
+	assert.Equal(t, map[string]string{"ci-bot": ";validation;;"}, principals, "each call decided as its token's principal")
 	code, out, errOut := runCLI(t, "", "audit", "verify", trail)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "ok:")

@@ -53,6 +53,7 @@ if (other === "--held") {
   out.held = await a.client.callTool({ name: "deploy", arguments: { subcommand: "prod" } });
 
   const b = await connect(other);
+  out.otherTools = (await b.client.listTools()).tools.map((t) => t.name).sort();
   out.denied = await b.client.callTool({ name: "echo_run", arguments: { args: ["denied"] } });
   await b.client.close();
 
