@@ -417,6 +417,11 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 		a.refuseHidden(ctx, w, r, principal, slot, start)
 		return
 	}
+	if wantsEventStream(r) {
+		stream := &eventStream{w: w}
+		ctx = execgate.WithWatch(ctx, stream.watch())
+		w = &streamEnd{ResponseWriter: w, stream: stream}
+	}
 	sub, err := a.x.Submit(ctx, name, input, execgate.SubmitOptions{Reason: fmt.Sprintf("requested by %q via the HTTP API", principal)})
 	var nf *execgate.NotFoundError
 	switch {
@@ -653,7 +658,21 @@ func (a *api) respond(w http.ResponseWriter, status int, body callResponse, slot
 		body.TraceID, body.Policy = ev.TraceID, policyOf(ev)
 	}
 	body.LatencyMS = time.Since(start).Milliseconds()
+	if se, ok := w.(*streamEnd); ok && se.stream.end(body) {
+		return
+	}
+	if se, ok := w.(*streamEnd); ok {
+		w = se.ResponseWriter
+	}
 	writeJSON(w, status, body)
+}
+
+// streamEnd is the ResponseWriter of a call that streams its events: the
+// response, once the call is over, is the stream's result event if the
+// stream has started, or the plain response if it has not.
+type streamEnd struct {
+	http.ResponseWriter
+	stream *eventStream
 }
 
 // refuse writes the refusal err. The gate has recorded it.
