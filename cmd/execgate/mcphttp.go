@@ -191,11 +191,11 @@ func (h *mcpHTTP) admit(w http.ResponseWriter, r *http.Request) (tokenInfo, bool
 	}
 	if r.Header.Get("Origin") != "" || !secFetchSiteOK(r.Header.Get("Sec-Fetch-Site")) {
 		return refuse(http.StatusForbidden, execgate.ErrorKindRequest,
-			"a request from a web page (it carries Origin) is refused: this server serves no pages, so no page may call it; connect with an MCP client", "request from a web page")
+			"a request from a web page (it carries Origin, or Sec-Fetch-Site) is refused: this server serves no pages, so no page may call it; connect with an MCP client", "request from a web page")
 	}
 	if rebound(r) {
 		return refuse(http.StatusForbidden, execgate.ErrorKindRequest,
-			fmt.Sprintf("the Host header %q does not name this machine, which this loopback server answers only as 127.0.0.1, ::1 or localhost (a web page reaches it under another name through DNS rebinding); connect to a loopback address", r.Host),
+			fmt.Sprintf("the Host header %q does not name this machine, which this loopback server answers only as 127.0.0.1, ::1 or localhost (a web page reaches it under another name through DNS rebinding); connect to a loopback address", cut(r.Host, maxRoutePath)),
 			"host is not loopback")
 	}
 	principal, ok := h.api.authenticate(w, r, roleCaller)
