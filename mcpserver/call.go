@@ -21,6 +21,7 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 			return s.unauthenticated(ctx, t.name), nil
 		}
 		ctx = execgate.WithPrincipal(ctx, principal)
+		ctx = withProgress(ctx, req) // heartbeats while the command runs, when the client asked for them
 		if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
 			if !s.askedOf(req.Params.RequestState, principal) {
 				return unknownRequestState(t.name), nil

@@ -1,0 +1,62 @@
+package mcpserver_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate"
+)
+
+// A client that sends a progress token hears from a command while it
+// runs: notifications/progress with the seconds it has run and its latest
+// line; one that sends none hears nothing.
+func TestProgress_FlowsWhileTheCommandRuns(t *testing.T) {
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	f := start(t, setup{
+		specs: []execgate.CommandSpec{{Name: "slow.run", Command: "/bin/sh", Description: "Work a while.",
+			Args: execgate.Fixed("-c", "echo step one; sleep 1.5; echo step two")}},
+		execFn: execgate.DefaultExecFn,
+		client: &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
+		}},
+	})
+	for _, withToken := range []bool{false, true} {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		params := &mcp.CallToolParams{Name: "slow_run", Arguments: map[string]any{}}
+		if withToken {
+			params.SetProgressToken("tok-1")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := f.cs.CallTool(ctx, params)
+		cancel()
+		require.NoError(t, err)
+		require.False(t, res.IsError, text(t, res))
+		mu.Lock()
+		notes := append([]*mcp.ProgressNotificationParams(nil), got...)
+		mu.Unlock()
+		if !withToken {
+			assert.Empty(t, notes, "no token, no progress")
+			continue
+		}
+		require.NotEmpty(t, notes, "a command that ran 1.5s with a progress token gave no progress")
+		last := -1.0
+		for _, n := range notes {
+			assert.Equal(t, "tok-1", n.ProgressToken)
+			assert.Greater(t, n.Progress, last, "progress always increases")
+			last = n.Progress
+			assert.Contains(t, n.Message, "bytes of output so far")
+		}
+		assert.Contains(t, notes[len(notes)-1].Message, "latest line: step one")
+	}
+}
