@@ -60,3 +60,48 @@ func TestProgress_FlowsWhileTheCommandRuns(t *testing.T) {
 		assert.Contains(t, notes[len(notes)-1].Message, "latest line: step one")
 	}
 }
+
+// A client that gives up on a call (notifications/cancelled, which the
+// SDK's client sends when the call's context is done) has its command
+// killed promptly, and the call recorded as canceled.
+func TestCancelled_KillsTheCommand(t *testing.T) {
+	outcomes := make(chan execgate.Outcome, 1)
+	heard := make(chan struct{}, 1)
+	f := start(t, setup{
+		specs: []execgate.CommandSpec{{Name: "slow.run", Command: "/bin/sh", Description: "Work a long while.",
+			Args: execgate.Fixed("-c", "echo started; exec sleep 60")}},
+		execFn: func(ctx context.Context, inv execgate.Invocation) execgate.Outcome {
+			o := execgate.DefaultExecFn(ctx, inv)
+			outcomes <- o
+			return o
+		},
+		client: &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			select {
+			case heard <- struct{}{}:
+			default:
+			}
+		}},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	params := &mcp.CallToolParams{Name: "slow_run", Arguments: map[string]any{}}
+	params.SetProgressToken("tok-2")
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.cs.CallTool(ctx, params)
+		done <- err
+	}()
+	select {
+	case <-heard:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress from a running command")
+	}
+	cancel()
+	select {
+	case o := <-outcomes:
+		assert.Equal(t, execgate.TerminationCanceled, o.Termination, "%+v", o)
+		assert.Equal(t, "started\n", string(o.Stdout))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the command still runs after its client cancelled the call")
+	}
+	<-done
+}
