@@ -110,7 +110,9 @@ func TestE2E_ServeStdio(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, string(schema), `"type":"object"`, tool.Name)
 	}
-	assert.ElementsMatch(t, []string{"echo_run", "forbidden_run", "deploy"}, names, "client-safe names")
+	// forbidden.run, which every policy denies, is not listed: a client
+	// sees only the tools its principal could run.
+	assert.ElementsMatch(t, []string{"echo_run", "deploy"}, names, "client-safe names, and only the tools the policy could allow or hold")
 
 	// An allowed call runs /bin/echo for real, as the command echo.run.
 	res := callTool(t, cs, "echo_run", `{"args":["hello","from","execgate"]}`)
@@ -125,7 +127,7 @@ func TestE2E_ServeStdio(t *testing.T) {
 
 	// Refusals come back as error results a model can read.
 	for _, tc := range []struct{ tool, args, kind string }{
-		{"forbidden_run", `{}`, mcpserver.KindPolicy},
+		{"forbidden_run", `{}`, mcpserver.KindNotFound}, // hidden: refused as a name no tool has
 		{"echo_run", `{"args":["$(reboot)"]}`, mcpserver.KindInvalidInput},
 		{"rm_run", `{}`, mcpserver.KindNotFound},
 		{"echo.run", `{}`, mcpserver.KindNotFound}, // the command's name, not the tool's

@@ -237,6 +237,9 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		Logger:    slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 
 		LogicalNames: o.logicalNames,
+		// The tools this principal's policy could allow or hold, as
+		// --http and --mcp-http list them.
+		Visible: g.visible,
 	}
 	var approver *api
 	if o.approverHTTP != "" {
