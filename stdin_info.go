@@ -19,10 +19,11 @@ type StdinInfo struct {
 	// SHA256 is its lowercase hex SHA-256.
 	SHA256 string `json:"sha256"`
 	// Preview is the start of stdin, at most [MaxStdinPreview] bytes of
-	// it, when that is UTF-8 text: control and formatting characters
-	// (a line break included, so that a preview cannot lay out text of
-	// its own around it) are written as Go escapes ("\n", "\x1b",
-	// "\u202e"), and a backslash and a double quote as "\\" and "\"":
+	// it, when that is UTF-8 text: control and formatting characters,
+	// combining marks, spaces other than U+0020 and the Hangul fillers
+	// (a line break included, so that a preview can neither lay out text
+	// of its own around it nor hide what it holds) are written as Go
+	// escapes ("\n", "\x1b", "\u202e"), and a backslash and a double quote as "\\" and "\"":
 	// it is the body of a Go string literal. It is "" when stdin is not
 	// UTF-8 text.
 	Preview string `json:"preview,omitempty"`
@@ -66,8 +67,13 @@ func escapePreview(s string) string {
 			b.WriteString(`\r`)
 		case r < 0x80 && unicode.IsControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
-			fmt.Fprintf(&b, `\u%04x`, r)
+		case unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me, unicode.Zl, unicode.Zp) ||
+			unicode.Is(unicode.Zs, r) && r != ' ' || r == '\u3164' || r == '\u115f' || r == '\u1160' || r == '\uffa0':
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
 		default:
 			b.WriteRune(r)
 		}

@@ -28,7 +28,7 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 			}
 			return s.resume(ctx, t, req), nil
 		}
-		name, input, err := s.requested(t, req.Params.Arguments)
+		name, input, err := s.requested(ctx, principal, t, req.Params.Arguments)
 		if err != nil {
 			return s.refusal(err), nil
 		}
@@ -60,8 +60,9 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 // arguments without the "subcommand" member (see splitSubcommand); a
 // subcommand that has its own listed tool ("git.log", listed as
 // "git_log") is refused with a pointer to that tool, since its input has
-// another shape.
-func (s *Server) requested(t tool, args json.RawMessage) (string, json.RawMessage, error) {
+// another shape. When that tool is hidden from principal (see
+// Options.Visible), the refusal does not name it.
+func (s *Server) requested(ctx context.Context, principal string, t tool, args json.RawMessage) (string, json.RawMessage, error) {
 	if !t.dispatch {
 		return t.name, args, nil
 	}
@@ -71,9 +72,12 @@ func (s *Server) requested(t tool, args json.RawMessage) (string, json.RawMessag
 	}
 	name := t.name + "." + sub
 	if own, ok := s.listedAs(name); ok {
+		msg := fmt.Sprintf("%q has its own tool; call the tool %q instead", name, own)
+		if _, shown := s.shownTool(ctx, principal, own); !shown {
+			msg = fmt.Sprintf("the tool %q does not serve the subcommand %q", t.listed, sub)
+		}
 		return "", nil, &execgate.ValidationError{Name: t.name, Issues: []execgate.Issue{{
-			Field:   SubcommandProperty,
-			Message: fmt.Sprintf("%q has its own tool; call the tool %q instead", name, own),
+			Field: SubcommandProperty, Message: msg,
 		}}}
 	}
 	return name, rest, nil

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/mcpserver"
 )
 
 // A client that sends a progress token hears from a command while it
@@ -104,4 +106,24 @@ func TestCancelled_KillsTheCommand(t *testing.T) {
 		t.Fatal("the command still runs after its client cancelled the call")
 	}
 	<-done
+}
+
+// A dispatcher's subcommand whose own tool is hidden from the caller is
+// never named: the call through the dispatcher and the call of its
+// spelling get the words a subcommand without a spec of its own gets.
+func TestVisible_AHiddenSubcommandToolIsNeverNamed(t *testing.T) {
+	specs := testSpecs()
+	specs = append(specs, execgate.CommandSpec{Name: "git.secretpush", Command: "/bin/echo", Args: execgate.Fixed("push"), Description: "Push."})
+	f := start(t, setup{specs: specs, opts: mcpserver.Options{
+		Visible: func(_ context.Context, _ string, spec execgate.CommandSpec) bool { return spec.Name != "git.secretpush" },
+	}})
+	res := f.call(t, "git", `{"subcommand":"secretpush"}`)
+	require.True(t, res.IsError)
+	assert.NotContains(t, text(t, res), "git_secretpush")
+	assert.Contains(t, text(t, res), `the tool "git" does not serve the subcommand "secretpush"`)
+
+	hidden := text(t, f.call(t, "git.secretpush", `{}`))
+	plain := text(t, f.call(t, "git.nosuch", `{}`))
+	assert.NotContains(t, hidden, "git_secretpush")
+	assert.Equal(t, strings.ReplaceAll(plain, "nosuch", "secretpush"), hidden, "the same answer as for a subcommand without a tool")
 }

@@ -392,10 +392,10 @@ func (s *Server) unlisted(ctx context.Context, principal, name string) *mcp.Call
 // from principal (see Options.Visible) is never named.
 func (s *Server) callInstead(ctx context.Context, principal, name string) string {
 	if listed, ok := s.listedAs(name); ok {
-		if _, shown := s.shownTool(ctx, principal, listed); !shown {
-			return ""
+		if _, shown := s.shownTool(ctx, principal, listed); shown {
+			return fmt.Sprintf("the command %q is listed as the tool %q: call that", name, listed)
 		}
-		return fmt.Sprintf("the command %q is listed as the tool %q: call that", name, listed)
+		// Hidden: answered below as a name without a tool of its own.
 	}
 	i := strings.LastIndexAny(name, "._")
 	if i <= 0 || !inputrules.ValidSubcommand(name[i+1:]) {
@@ -412,10 +412,11 @@ func (s *Server) callInstead(ctx context.Context, principal, name string) string
 		return ""
 	}
 	if own, ok := s.listedAs(t.name + "." + sub); ok {
-		if _, shown := s.shownTool(ctx, principal, own); !shown {
-			return ""
+		if _, shown := s.shownTool(ctx, principal, own); shown {
+			return fmt.Sprintf("the command %q is listed as the tool %q: call that", t.name+"."+sub, own)
 		}
-		return fmt.Sprintf("the command %q is listed as the tool %q: call that", t.name+"."+sub, own)
+		// Hidden: the same words as for a subcommand with no spec of
+		// its own, so that the answer does not tell one exists.
 	}
 	return fmt.Sprintf("call the tool %q with %q set to %q", t.listed, SubcommandProperty, sub)
 }
