@@ -115,7 +115,9 @@ func TestVisible_AHiddenSubcommandToolIsNeverNamed(t *testing.T) {
 	specs := testSpecs()
 	specs = append(specs, execgate.CommandSpec{Name: "git.secretpush", Command: "/bin/echo", Args: execgate.Fixed("push"), Description: "Push."})
 	f := start(t, setup{specs: specs, opts: mcpserver.Options{
-		Visible: func(_ context.Context, _ string, spec execgate.CommandSpec) bool { return spec.Name != "git.secretpush" },
+		Visible: func(_ context.Context, _ string, spec execgate.CommandSpec) bool {
+			return spec.Name != "git.secretpush"
+		},
 	}})
 	res := f.call(t, "git", `{"subcommand":"secretpush"}`)
 	require.True(t, res.IsError)
