@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -43,6 +44,9 @@ const statelessVersion = "2026-07-28"
 const (
 	mcpSessionIdle = time.Hour
 	maxMCPSessions = 1000
+	// maxMCPSessionsPerToken bounds the sessions one token holds, so
+	// that one caller cannot fill maxMCPSessions for every other.
+	maxMCPSessionsPerToken = 100
 )
 
 // listenMethod is the method of a request that opens a stream of
@@ -69,6 +73,14 @@ type mcpHTTP struct {
 	// statelessVersion and later. Both take the caller from the
 	// TokenInfo that the SDK's token middleware puts in the request.
 	sessions, stateless http.Handler
+
+	// opening serializes the requests that may open a session, from the
+	// count to the session's creation, so that requests racing past the
+	// bounds cannot open more than they allow; owners maps each session
+	// ID such a request opened to the hash of its token.
+	opening sync.Mutex
+	ownersMu sync.Mutex
+	owners   map[string]string
 
 	// stop is done when serve stops: a stream that only waits for
 	// notifications (a GET, a subscriptions/listen), which would otherwise
@@ -156,7 +168,26 @@ func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		next = h.stateless
 	}
 	rw := &statusWriter{ResponseWriter: w}
-	next.ServeHTTP(rw, r.WithContext(ctx))
+	if opensSession(r) {
+		// Counted and created under one lock (see admitSession).
+		h.opening.Lock()
+		if !h.admitSession(w, r, info) {
+			h.opening.Unlock()
+			return
+		}
+		next.ServeHTTP(rw, r.WithContext(ctx))
+		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+			h.ownersMu.Lock()
+			if h.owners == nil {
+				h.owners = make(map[string]string)
+			}
+			h.owners[id] = info.userID
+			h.ownersMu.Unlock()
+		}
+		h.opening.Unlock()
+	} else {
+		next.ServeHTTP(rw, r.WithContext(ctx))
+	}
 	if rw.status >= 400 {
 		h.recordTransportRefusal(r, info.principal, rw.status)
 	}
@@ -211,15 +242,35 @@ func (h *mcpHTTP) admit(w http.ResponseWriter, r *http.Request) (tokenInfo, bool
 			Message: fmt.Sprintf("the body is larger than %d bytes", maxMCPBody)}, "body too large")
 		return tokenInfo{}, false
 	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" &&
-		r.Header.Get("Mcp-Protocol-Version") < statelessVersion && h.openSessions() >= maxMCPSessions {
-		w.Header().Set("Retry-After", strconv.Itoa(int(mcpSessionIdle/time.Second)))
-		h.api.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusServiceUnavailable,
-			Message: fmt.Sprintf("%d MCP sessions are open, as many as this server holds; close one (DELETE with its Mcp-Session-Id), or wait: a session unused for %s is closed", maxMCPSessions, mcpSessionIdle)},
-			"too many sessions")
-		return tokenInfo{}, false
-	}
 	return info, true
+}
+
+// opensSession reports whether r may open a session: a POST without a
+// session ID, of a protocol version served in sessions.
+func opensSession(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" &&
+		r.Header.Get("Mcp-Protocol-Version") < statelessVersion
+}
+
+// admitSession refuses (503, recorded) a request that would open a
+// session while maxMCPSessions are open, or while its token holds
+// maxMCPSessionsPerToken. The caller holds h.opening.
+func (h *mcpHTTP) admitSession(w http.ResponseWriter, r *http.Request, info tokenInfo) bool {
+	all, mine := h.openSessions(info.userID)
+	var msg string
+	switch {
+	case all >= maxMCPSessions:
+		msg = fmt.Sprintf("%d MCP sessions are open, as many as this server holds", maxMCPSessions)
+	case mine >= maxMCPSessionsPerToken:
+		msg = fmt.Sprintf("this token holds %d MCP sessions, as many as one token may", maxMCPSessionsPerToken)
+	default:
+		return true
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(mcpSessionIdle/time.Second)))
+	h.api.deny(w, r, info.principal, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusServiceUnavailable,
+		Message: fmt.Sprintf("%s; close one (DELETE with its Mcp-Session-Id), or wait: a session unused for %s is closed", msg, mcpSessionIdle)},
+		"too many sessions")
+	return false
 }
 
 // secFetchSiteOK reports whether a Sec-Fetch-Site value, which browsers
@@ -252,13 +303,25 @@ func rebound(r *http.Request) bool {
 	return err != nil || !ip.IsLoopback()
 }
 
-// openSessions counts the MCP sessions open now.
-func (h *mcpHTTP) openSessions() int {
-	n := 0
-	for range h.mcp.Sessions() {
-		n++
+// openSessions counts the MCP sessions open now, and those of them that
+// the token with hash userID opened; it forgets the owners of sessions
+// that have closed.
+func (h *mcpHTTP) openSessions(userID string) (all, mine int) {
+	open := map[string]bool{}
+	for ss := range h.mcp.Sessions() {
+		open[ss.ID()] = true
 	}
-	return n
+	h.ownersMu.Lock()
+	defer h.ownersMu.Unlock()
+	for id, owner := range h.owners {
+		switch {
+		case !open[id]:
+			delete(h.owners, id)
+		case owner == userID:
+			mine++
+		}
+	}
+	return len(open), mine
 }
 
 // recordTransportRefusal records a request that the SDK refused with an

@@ -422,7 +422,8 @@ func TestMCPHTTP_RequestsRefusedBeforeTheSDK(t *testing.T) {
 	resp, _ := f.raw(t, "PUT", "", "", with(nil))
 	assert.Equal(t, "GET, POST, DELETE", resp.Header.Get("Allow"))
 	assert.Zero(t, f.rec.Count())
-	assert.Zero(t, f.h.openSessions(), "no session was opened")
+	all, _ := f.h.openSessions("")
+	assert.Zero(t, all, "no session was opened")
 }
 
 // TestMCPHTTP_TransportRefusalsAreRecorded: a request the SDK refuses (an
@@ -590,4 +591,26 @@ func TestServe_MCPHTTPFlags(t *testing.T) {
 			assert.Contains(t, errOut, tc.want)
 		})
 	}
+}
+
+// TestMCPHTTP_OneTokenCannotFillTheSessions: a token that opens as many
+// sessions as one token may is refused another (503, recorded), and
+// another token still opens one.
+func TestMCPHTTP_OneTokenCannotFillTheSessions(t *testing.T) {
+	f := newMCPHTTPFixture(t, mcpHTTPText(false))
+	for i := range maxMCPSessionsPerToken {
+		resp, body := f.raw(t, "POST", "", initializeBody, mcpHeaders(callerToken))
+		require.Equal(t, http.StatusOK, resp.StatusCode, "session %d: %s", i, body)
+		require.NotEmpty(t, resp.Header.Get("Mcp-Session-Id"))
+	}
+	resp, body := f.raw(t, "POST", "", initializeBody, mcpHeaders(callerToken))
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), "this token holds")
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+
+	resp, body = f.raw(t, "POST", "", initializeBody, mcpHeaders(otherToken))
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "another token still opens a session: %s", body)
+	all, mine := f.h.openSessions(tokenHash(callerToken))
+	assert.Equal(t, maxMCPSessionsPerToken+1, all)
+	assert.Equal(t, maxMCPSessionsPerToken, mine)
 }
