@@ -78,7 +78,7 @@ type mcpHTTP struct {
 	// count to the session's creation, so that requests racing past the
 	// bounds cannot open more than they allow; owners maps each session
 	// ID such a request opened to the hash of its token.
-	opening sync.Mutex
+	opening  sync.Mutex
 	ownersMu sync.Mutex
 	owners   map[string]string
 
