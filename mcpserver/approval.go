@@ -63,6 +63,17 @@ func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest,
 			return s.elicit(ctx, req, ap, q)
 		}
 	}
+	if s.opts.NoApprover {
+		s.reject(ctx, ap.ID)
+		how := "this client cannot ask its user (it declares no MCP elicitation)"
+		if s.opts.Approvals != ApprovalsElicit {
+			how = "this server does not ask the client's user"
+		}
+		return statusResult(&CallStatus{
+			Status: StatusRefused, Kind: KindPolicy, Action: string(execgate.ActionRequireApproval), Name: ap.Name,
+			Message: fmt.Sprintf("execgate: %q needs a person's approval, and nothing here can give one: %s, and no approver is reachable (start the server with approvers, such as execgate serve --approver-http, or use a client that supports elicitation); nothing ran.", ap.Name, how),
+		})
+	}
 	if s.opts.OnPending != nil {
 		if err := s.opts.OnPending(ctx, ap); err != nil {
 			s.opts.Logger.Error("mcpserver: OnPending failed; approval rejected", "approval", ap.ID, "name", ap.Name, "error", err)

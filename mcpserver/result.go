@@ -39,8 +39,9 @@ const (
 	// ([*execgate.ValidationError]); Issues names each offending field.
 	KindValidation = execgate.ErrorKindValidation
 	// KindPolicy: the Policy denied or rate-limited the call, or it needs
-	// an approval this server does not take ([*execgate.PolicyError]);
-	// Action and Rule say which.
+	// an approval this server does not take ([*execgate.PolicyError]), or
+	// one that nothing here can give (see [Options.NoApprover]: Action is
+	// then "require_approval"); Action and Rule say which.
 	KindPolicy = execgate.ErrorKindPolicy
 	// KindApproval: an approved call could not be executed
 	// ([*execgate.ApprovalError]); Reason says why.

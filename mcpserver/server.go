@@ -174,6 +174,14 @@ type Options struct {
 	// does) or [Server.NotifyToolsChanged], so that clients list the tools
 	// again. Nil shows every tool to every caller.
 	Visible func(ctx context.Context, principal string, spec execgate.CommandSpec) bool
+
+	// NoApprover says that no one outside the MCP client can decide a
+	// pending approval: OnPending reaches no person. A call that needs an
+	// approval and that the client cannot put to its user (it declares no
+	// elicitation, or the mode is [ApprovalsPending]) is then refused,
+	// with a message that says nothing can approve it, instead of being
+	// left pending for no one; its approval is rejected at once.
+	NoApprover bool
 }
 
 // Server exposes an Executor as MCP tools: one tool per spec of

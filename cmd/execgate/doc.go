@@ -361,7 +361,9 @@
 // it is returned to the agent as pending. With --approver-http ADDR the
 // server also serves GET /v1/approvals and POST /v1/approvals/{id} on
 // ADDR, for the configuration's approvers, and pending approvals wait
-// there; without it, nothing can approve them and they expire. Over
+// there; without it nothing could approve them, so such a call is refused
+// instead, with a message that says why and what to do (the policy kind,
+// action require_approval), and no approval is left behind. Over
 // Streamable HTTP, see "MCP over Streamable HTTP".
 //
 // # Audit

@@ -140,15 +140,17 @@ func TestE2E_ServeStdio(t *testing.T) {
 		assert.Equal(t, tc.kind, st.Kind, tc.tool)
 	}
 
-	// This client cannot elicit: a call that needs approval is pending,
-	// and, without --approver-http, nothing here can approve it.
+	// This client cannot elicit, and without --approver-http nothing
+	// here can approve a held call: it is refused, saying so, not left
+	// pending for no one.
 	res = callTool(t, cs, "deploy", `{"subcommand":"prod"}`)
 	require.True(t, res.IsError)
 	var st mcpserver.CallStatus
 	structured(t, res, &st)
-	assert.Equal(t, mcpserver.StatusPending, st.Status)
-	require.NotNil(t, st.Approval)
-	assert.Equal(t, "local-agent", st.Approval.Principal, "the principal comes from server.principal")
+	assert.Equal(t, mcpserver.StatusRefused, st.Status)
+	assert.Equal(t, mcpserver.KindPolicy, st.Kind)
+	assert.Contains(t, st.Message, "nothing here can give one")
+	assert.Contains(t, st.Message, "--approver-http")
 
 	assert.Contains(t, stderr.String(), `over MCP on stdio as principal "local-agent"`)
 }

@@ -187,12 +187,14 @@ func TestExample_ServeStdio(t *testing.T) {
 		assert.Equal(t, tc.kind, st.Kind, tc.about)
 	}
 
-	// This client cannot elicit: apply is pending a person's approval.
+	// This client cannot elicit and no approver is reachable: apply,
+	// which needs a person's approval, is refused, saying so.
 	res = callTool(t, cs, "terraform_apply", `{"flags":{"target":["module.web"]}}`)
 	require.True(t, res.IsError)
 	var st mcpserver.CallStatus
 	structured(t, res, &st)
-	assert.Equal(t, mcpserver.StatusPending, st.Status)
+	assert.Equal(t, mcpserver.StatusRefused, st.Status)
+	assert.Contains(t, st.Message, "nothing here can give one")
 	assert.NotEqual(t, os.Getenv("PATH"), "", "the test's own PATH is untouched")
 }
 

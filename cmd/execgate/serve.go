@@ -240,6 +240,10 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		// The tools this principal's policy could allow or hold, as
 		// --http and --mcp-http list them.
 		Visible: g.visible,
+		// Without --approver-http, only the client's user can approve: a
+		// held call the client cannot put to its user is refused, not
+		// left pending for no one.
+		NoApprover: o.approverHTTP == "",
 	}
 	var approver *api
 	if o.approverHTTP != "" {
