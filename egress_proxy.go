@@ -12,7 +12,6 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -628,10 +627,3 @@ func egressEnv(env []string) []string {
 	}
 	return out
 }
-
-// egressProxyPort is the port of EgressProxyAddr.
-var egressProxyPort = func() int {
-	_, port, _ := net.SplitHostPort(EgressProxyAddr)
-	n, _ := strconv.Atoi(port)
-	return n
-}()

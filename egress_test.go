@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/internal/confine"
 )
 
 func TestEgress_EntriesAreCheckedAndNormalized(t *testing.T) {
@@ -602,7 +605,8 @@ func TestEgressEnv_OverridesTheSpecsProxyVariables(t *testing.T) {
 		"ALL_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128", "HTTP_PROXY=http://127.0.0.1:3128", "NO_PROXY=localhost,127.0.0.1,::1",
 		"all_proxy=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128", "no_proxy=localhost,127.0.0.1,::1",
 	}, got)
-	assert.Equal(t, 3128, egressProxyPort)
+	// The address the environment names is the one the helper binds.
+	assert.Equal(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(confine.EgressProxyPort)), EgressProxyAddr)
 }
 
 // A name is found in the hosts file as written there, and otherwise
