@@ -534,6 +534,13 @@
 //	                    (serve --mcp-http) approve a call held for
 //	                    approval by answering an elicitation; default
 //	                    false: such calls wait for the approvers
+//	approval_wait       how long a call over MCP that serve leaves
+//	                    pending for the approvers waits for their
+//	                    decision before it answers pending, such as 2m:
+//	                    0s to 15m (an approval's lifetime), default 0s
+//	                    (pending at once; the agent learns the outcome
+//	                    by calling again); while it waits, a client that
+//	                    asked for progress gets notifications/progress
 //
 // Both keys of an entry are required. sha256 is the token's SHA-256, 64
 // hex digits (quote it if YAML would read it as a number); a token is
@@ -591,8 +598,8 @@
 // be larger). KB, MB, GB, K, M and G are refused
 // as ambiguous (1000 or 1024?); write KiB, MiB or GiB. Negative values are
 // refused, and so is zero, except for no_output_timeout, where 0s means
-// off (a tool can turn off a default that way), and server.max_queue_wait,
-// where 0s means no wait.
+// off (a tool can turn off a default that way), and server.max_queue_wait
+// and server.approval_wait, where 0s means no wait.
 //
 // Every value must have its type: a string where a boolean or an integer
 // is expected is refused, and so is a number where a string is expected;

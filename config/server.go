@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/internal/inputrules"
 )
 
@@ -42,6 +43,11 @@ const MaxConcurrentLimit = 10000
 // waiting for a slot holds its connection, and the client's patience is
 // shorter than that.
 const MaxQueueWaitLimit = time.Minute
+
+// MaxApprovalWaitLimit is the largest server.approval_wait accepted: the
+// lifetime of the approvals serve issues (execgate.DefaultApprovalTTL),
+// past which no decision can come.
+const MaxApprovalWaitLimit = execgate.DefaultApprovalTTL
 
 // Server is the server section of a configuration: who the execgate
 // binary's serve command says its callers are. Tokens are identified by
@@ -88,6 +94,14 @@ type Server struct {
 	// its own question.
 	MCPHTTPElicitation bool
 
+	// ApprovalWait is server.approval_wait: how long a call over MCP that
+	// serve leaves pending for the approvers waits for their decision
+	// before it answers pending (mcpserver.Options.ApprovalWait), with
+	// notifications/progress meanwhile for a client that asked for
+	// progress. Zero, when the file does not set it, answers pending at
+	// once.
+	ApprovalWait time.Duration
+
 	// Line is the line of the server key in the file.
 	Line int
 }
@@ -117,6 +131,7 @@ type serverDoc struct {
 	maxConcurrent, maxPerPrincipal val[int64]
 	maxQueueWait                   val[time.Duration]
 	mcpHTTPElicitation             val[bool]
+	approvalWait                   val[time.Duration]
 }
 
 // tokenDoc is one entry of the tokens or approvers list.
@@ -149,6 +164,7 @@ func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
 		"max_queue_wait":               d.duration(&s.maxQueueWait, true),
 
 		"mcp_http_elicitation": d.boolean(&s.mcpHTTPElicitation),
+		"approval_wait":        d.duration(&s.approvalWait, true),
 	}})
 	return s
 }
@@ -271,6 +287,13 @@ func (b *builder) serverLimits(doc *serverDoc, srv *Server) {
 			b.add(w.node, w.path, "is at most %s: a waiting call holds its connection", MaxQueueWaitLimit)
 		} else {
 			srv.MaxQueueWait = w.v
+		}
+	}
+	if w := doc.approvalWait; w.set {
+		if w.v > MaxApprovalWaitLimit {
+			b.add(w.node, w.path, "is at most %s, the lifetime of an approval: no decision comes after it", MaxApprovalWaitLimit)
+		} else {
+			srv.ApprovalWait = w.v
 		}
 	}
 }
