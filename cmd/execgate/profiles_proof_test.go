@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,10 +233,20 @@ func (s *proofScene) runAttacks(t *testing.T, attacks []attack) {
 
 func args(a ...string) map[string]any { return map[string]any{"args": a} }
 
+// TestProfileProof_Git runs the git profile's allow examples and its
+// attack corpus in a repository whose history holds a symbolic link to
+// the canary (committed, so git reads it from the index and the objects,
+// not only from the work tree), beside a stray TCP listener that every
+// attack naming a URL or a remote aims at and that no call may reach.
 func TestProfileProof_Git(t *testing.T) {
 	s := newProofScene(t, "git")
+	stray := newNetProofStray(t, netProofHost{name: "127.0.0.1", addr: netip.MustParseAddr("127.0.0.1")})
+	strayURL := "http://" + netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(stray.port)).String() + "/r.git"
+	// The ext transport runs its URL as a command (git-remote-ext(1)).
+	extURL := "ext::sh -c touch% " + s.marker
+	require.NoError(t, os.Symlink(s.secret, filepath.Join(s.root, "committed-out")))
 	s.git(t, "init", "-q")
-	s.git(t, "add", "README", "src/main.go")
+	s.git(t, "add", "README", "src/main.go", "committed-out")
 	s.git(t, "commit", "-q", "-m", "one")
 	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\nsecond line\n"), 0o644))
 	s.git(t, "commit", "-q", "-a", "-m", "two")
@@ -252,6 +263,11 @@ func TestProfileProof_Git(t *testing.T) {
 		{"diff --ext-diff", "git.diff", args("--ext-diff")},
 		{"diff --textconv", "git.diff", args("--textconv")},
 		{"a -c override as an argument", "git.diff", args("-c", "core.pager=touch "+s.marker)},
+		{"-c core.sshCommand as an argument", "git.diff", args("-c", "core.sshCommand=touch "+s.marker)},
+		{"-c diff.external as an argument", "git.diff", args("-c", "diff.external=touch "+s.marker)},
+		{"-c diff.external as an argument to log -p", "git.log", args("-c", "diff.external=touch "+s.marker, "-p")},
+		{"-c diff.external to grep, whose -c is --count", "git.grep", args("-c", "diff.external=touch "+s.marker, "-e", "hello")},
+		{"--config-env naming a variable", "git.diff", args("--config-env=diff.external=PATH")},
 		{"show of a path out of the tree", "git.show", args("HEAD:" + outside)},
 		{"show --output", "git.show", args("--output=" + s.marker)},
 		{"log --output", "git.log", args("--output=" + s.marker)},
@@ -266,21 +282,65 @@ func TestProfileProof_Git(t *testing.T) {
 		{"ls-files --exclude-from", "git.ls-files", args("--exclude-from=" + s.secret)},
 		{"--exec-path", "git.log", args("--exec-path=" + s.base)},
 		{"--upload-pack", "git.ls-files", args("--upload-pack=touch " + s.marker)},
+		{"an ext:: URL as a revision", "git.show", args(extURL)},
+		{"an ext:: URL as a path", "git.log", args(extURL)},
+		{"an ext:: URL as a remote's -c override", "git.log", args("-c", "remote.origin.url="+extURL)},
+		{"-c protocol.ext.allow as an argument", "git.log", args("-c", "protocol.ext.allow=always")},
+		{"--upload-pack with an ext:: URL", "git.ls-files", args("--upload-pack", extURL)},
+		{"a URL on the stray listener as a revision", "git.show", args(strayURL)},
+		{"a URL on the stray listener as a path", "git.diff", args(strayURL)},
+		{"a remote on the stray listener as a -c override", "git.log", args("-c", "remote.origin.url="+strayURL)},
+		{"--with-tree of a remote on the stray listener", "git.ls-files", args("--with-tree=" + strayURL)},
+		{"show of a committed symlink that points outside", "git.show", args("HEAD:committed-out")},
+		{"diff of a committed symlink that points outside", "git.diff", args("committed-out")},
+		{"log -p of a committed symlink that points outside", "git.log", args("-p", "committed-out")},
+		{"blame of a committed symlink that points outside", "git.blame", args("committed-out")},
+		{"grep through a committed symlink that points outside", "git.grep", args("-e", "canary", "committed-out")},
+		{"grep of the tree holding a committed symlink", "git.grep", args("-e", "canary")},
+		{"ls-files of a committed symlink that points outside", "git.ls-files", args("committed-out")},
 	})
+	// The attacks above need only be refused or inert; these the grammar
+	// itself refuses, before git starts.
+	s.requireRefusedByGrammar(t, []attack{
+		{"-c core.sshCommand", "git.diff", args("-c", "core.sshCommand=touch "+s.marker)},
+		{"-c diff.external", "git.diff", args("-c", "diff.external=touch "+s.marker)},
+		{"-c diff.external to log", "git.log", args("-c", "diff.external=touch "+s.marker, "-p")},
+		{"an ext:: URL as a revision", "git.show", args(extURL)},
+		{"an ext:: URL as a remote's -c override", "git.log", args("-c", "remote.origin.url="+extURL)},
+		{"--upload-pack with an ext:: URL", "git.ls-files", args("--upload-pack", extURL)},
+		{"a URL as a revision", "git.show", args(strayURL)},
+		{"a remote on the stray listener", "git.log", args("-c", "remote.origin.url="+strayURL)},
+		{"a committed symlink that points outside, as a path", "git.diff", args("committed-out")},
+	})
+	assert.Zero(t, stray.accepted.Load(), "no call reached the stray listener")
 }
 
 // TestProfileProof_GitHostileRepository serves a repository whose own
 // config and .gitattributes name programs (a pager, an external diff, a
 // textconv and a clean filter, an fsmonitor) that would read the canary
-// and create the marker: the profile's overrides and its confinement
-// (nothing but git executes) leave each inert.
+// and create the marker, and that is a partial clone whose promisor
+// remotes (an http URL on a stray listener, an ext:: command) git asks
+// for any object it lacks, with the repository's own protocol.*.allow
+// letting both transports through: the profile's overrides and its
+// confinement (nothing but git executes, no network) leave each inert,
+// and the stray listener accepts no connection.
 func TestProfileProof_GitHostileRepository(t *testing.T) {
 	s := newProofScene(t, "git")
+	stray := newNetProofStray(t, netProofHost{name: "127.0.0.1", addr: netip.MustParseAddr("127.0.0.1")})
+	strayURL := "http://" + netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(stray.port)).String() + "/r.git"
 	s.git(t, "init", "-q")
 	s.git(t, "add", "README", "src/main.go")
 	s.git(t, "commit", "-q", "-m", "one")
 	payload := "sh -c 'cat " + s.secret + "; touch " + s.marker + "'"
 	for _, kv := range [][2]string{
+		{"core.repositoryformatversion", "1"},
+		{"extensions.partialClone", "origin"},
+		{"remote.origin.url", strayURL},
+		{"remote.origin.promisor", "true"},
+		{"remote.ext.url", "ext::sh -c touch% " + s.marker},
+		{"remote.ext.promisor", "true"},
+		{"protocol.http.allow", "always"},
+		{"protocol.ext.allow", "always"},
 		{"core.pager", payload},
 		{"pager.log", payload},
 		{"diff.external", payload},
@@ -311,10 +371,15 @@ func TestProfileProof_GitHostileRepository(t *testing.T) {
 		{"git.blame", args("README")},
 		{"git.grep", args("-e", "hello")},
 		{"git.ls-files", args("--modified")},
+		// An object the repository lacks: a partial clone fetches it
+		// from its promisor remotes.
+		{"git.show", args("0123456789abcdef0123456789abcdef01234567")},
+		{"git.log", args("-n", "1", "0123456789abcdef0123456789abcdef01234567")},
 	} {
 		calls = append(calls, attack{"repository config under " + c.name + " " + strings.Join(anyStrings(c.in["args"]), " "), c.name, c.in})
 	}
 	s.runAttacks(t, calls)
+	assert.Zero(t, stray.accepted.Load(), "no call reached the stray listener")
 }
 
 func anyStrings(v any) []string {
