@@ -53,8 +53,11 @@ type waiting struct {
 // it instead). With ApprovalsElicit and a client that declares the
 // elicitation capability, it asks the client's user (see elicit and
 // requestApproval), and otherwise it hands the approval to
-// Options.OnPending and returns it as pending.
-func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest, ap execgate.Approval) *mcp.CallToolResult {
+// Options.OnPending and returns it as pending. With Options.Outcomes, a
+// call left pending is remembered for its caller's retry (see
+// Server.retried), and waits Options.ApprovalWait for the decision; name
+// and input are the command and input the call asked the gate for.
+func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest, ap execgate.Approval, name string, input json.RawMessage) *mcp.CallToolResult {
 	if s.opts.Approvals == ApprovalsElicit && canElicit(req) {
 		if q, ok := s.question(ap); ok {
 			if multiRoundTrip(req) {
@@ -84,7 +87,15 @@ func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest,
 			})
 		}
 	}
-	return pendingResult(ap)
+	if s.opts.Outcomes != nil {
+		if k, ok := s.keyOf(execgate.PrincipalFrom(ctx), name, input); ok {
+			h := s.hold(k, ap)
+			if s.opts.ApprovalWait > 0 {
+				return s.outcome(ctx, req, k, h, false)
+			}
+		}
+	}
+	return s.pendingResult(ap, false, false)
 }
 
 // canElicit reports whether the client declared that it can answer a

@@ -32,6 +32,11 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 		if err != nil {
 			return s.refusal(err), nil
 		}
+		// The retry of a call left pending learns its outcome, and
+		// proposes nothing new (Options.Outcomes).
+		if res := s.retried(ctx, req, principal, name, input); res != nil {
+			return res, nil
+		}
 		// One validation and one decision: the gate runs the call, or
 		// proposes it when the Policy holds it, unless this server
 		// refuses approvals, when nothing is stored.
@@ -47,7 +52,7 @@ func (s *Server) handler(t tool) mcp.ToolHandler {
 		case err != nil:
 			return s.refusal(err), nil
 		case sub.Op == execgate.OpPropose:
-			return s.approval(ctx, t, req, sub.Approval), nil
+			return s.approval(ctx, t, req, sub.Approval, name, input), nil
 		default:
 			return ranResult(sub.Result), nil
 		}

@@ -136,6 +136,43 @@
 //     refusal of kind policy, action require_approval, and nothing is
 //     stored.
 //
+// # Outcomes of pending approvals
+//
+// An agent that was told "pending" must learn what became of it. With
+// [Options.Outcomes], which whoever decides the approvals keeps (the
+// execgate binary keeps one for its approval routes), the pending result
+// tells the model to call the tool again with exactly the same arguments
+// once a person has decided, and that retry is answered with the outcome
+// instead of proposing the call again: the Result of the approved call,
+// handed out once; its rejection ([StatusRejected]), expiry
+// ([StatusExpired]) or refusal (the gate's, as for any call); or, while
+// no one has decided, the same pending approval. A retry is bound to the
+// call it retries by its principal, its command and the proposal digest
+// of what it would run (execgate.Proposer.Check): another principal's
+// identical call, a call with other arguments, or the same arguments once
+// the tool would run something else, are calls of their own and are held
+// for their own approval. Once an outcome was told, the next identical
+// call is a new call. A retry whose Result was handed out to another
+// claim (a retry that raced it, or its proposer's poll of the execgate
+// binary's GET /v1/approvals/{id}) gets none ([StatusClaimed]). The
+// server remembers at most 1000 calls left pending, each until its
+// approval has expired and as long again; beyond that the oldest is
+// forgotten, and its retry asks for a new approval.
+//
+// The retry was chosen over a tool of its own for asking: it needs no
+// tool beside the command's, which every client already may call, shows
+// nothing a caller's tools/list would not, and is what a model does
+// anyway after "call again once it is decided".
+//
+// [Options.ApprovalWait] makes a held call (and its retry) wait for the
+// decision, up to that long, and answer with it at once, which suits a
+// client that holds a call open: while it waits, a client that sent a
+// progress token gets notifications/progress every second, the seconds
+// waited as progress, so that a client that resets its request timeout
+// on progress keeps waiting. A wait that ends undecided, or whose client
+// gives up, answers pending and leaves the approval pending for the
+// retry.
+//
 // A refused call's [CallStatus.Kind] is execgate.KindOf the gate's error:
 // the same vocabulary (execgate.ErrorKind) as the audit trail's
 // Event.Error and the execgate binary's HTTP API.

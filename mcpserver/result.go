@@ -25,6 +25,21 @@ const (
 	// StatusNotApproved: the approval request failed or timed out before
 	// anyone answered it; the approval was rejected and nothing ran.
 	StatusNotApproved = "not_approved"
+	// StatusRejected: an out-of-band approver rejected the approval of an
+	// earlier identical call, whose retry this is (see
+	// [Options.Outcomes]); nothing ran.
+	StatusRejected = string(ApprovalRejected)
+	// StatusExpired: the approval of an earlier identical call, whose
+	// retry this is, expired before anyone decided it; nothing ran.
+	StatusExpired = string(ApprovalExpired)
+	// StatusClaimed: the approval of an earlier identical call was
+	// approved and its command ran, and its Result was already handed out
+	// (it is handed out once); nothing ran again.
+	StatusClaimed = string(ApprovalClaimed)
+	// StatusDropped: the approval of an earlier identical call was
+	// approved and its command ran, and its Result is no longer kept;
+	// nothing ran again.
+	StatusDropped = string(ApprovalDropped)
 )
 
 // Kinds of refusal carried by [CallStatus.Kind]: the gate's own, the
@@ -82,8 +97,10 @@ const (
 // approved. A call whose command ran has an [execgate.Result] as its
 // structured content instead, which has no "status" member.
 type CallStatus struct {
-	// Status is one of [StatusRefused], [StatusPending], [StatusDeclined] and
-	// [StatusNotApproved].
+	// Status is one of [StatusRefused], [StatusPending], [StatusDeclined],
+	// [StatusNotApproved] and, for the retry of a call left pending (see
+	// [Options.Outcomes]), [StatusRejected], [StatusExpired],
+	// [StatusClaimed] and [StatusDropped].
 	Status string `json:"status"`
 	// Kind says why a call was refused ([StatusRefused] only), an
 	// [execgate.ErrorKind]: [KindNotFound], [KindValidation], [KindPolicy],
@@ -217,12 +234,33 @@ func stream(b *strings.Builder, name, out string, dropped int64) {
 
 // pendingResult reports an approval left for an out-of-band approver. It
 // is an IsError result: the requested command has not run, and a model
-// must not read the call as done.
-func pendingResult(ap execgate.Approval) *mcp.CallToolResult {
-	msg := fmt.Sprintf("execgate: %q needs a person's approval and has NOT run. "+
-		"Approval %s is pending until %s; once a person approves it, it runs once. "+
-		"Do not call the tool again for this request: tell the user that approval %s is waiting.",
-		ap.Name, ap.ID, ap.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z07:00"), ap.ID)
+// must not read the call as done. With Options.Outcomes it tells the
+// model to call the tool again, with the same arguments, once a person
+// has decided; still says that a retry or a wait found it still pending,
+// and running that it was approved and its command is running.
+func (s *Server) pendingResult(ap execgate.Approval, still, running bool) *mcp.CallToolResult {
+	until := ap.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z07:00")
+	var msg string
+	switch {
+	case s.opts.Outcomes == nil:
+		msg = fmt.Sprintf("execgate: %q needs a person's approval and has NOT run. "+
+			"Approval %s is pending until %s; once a person approves it, it runs once. "+
+			"Do not call the tool again for this request: tell the user that approval %s is waiting.",
+			ap.Name, ap.ID, until, ap.ID)
+	case running:
+		msg = fmt.Sprintf("execgate: %q was approved (approval %s) and its command is running. "+
+			"Call this tool again with exactly the same arguments to get its result.", ap.Name, ap.ID)
+	default:
+		state := "is pending"
+		if still {
+			state = "is still pending"
+		}
+		msg = fmt.Sprintf("execgate: %q needs a person's approval and has NOT run. "+
+			"Approval %s %s, until %s. Tell the user that approval %s is waiting. "+
+			"Once a person has decided, call this tool again with exactly the same arguments: "+
+			"that call returns the command's result (once) or says why it did not run, and asks for no new approval.",
+			ap.Name, ap.ID, state, until, ap.ID)
+	}
 	return statusResult(&CallStatus{Status: StatusPending, Name: ap.Name, Message: msg, Approval: &ap})
 }
 

@@ -40,6 +40,15 @@ const defaultInstructions = "Each tool runs one allowlisted command directly, wi
 	"Some calls need a person's approval: the user may be asked to confirm, or the result says the approval is pending; " +
 	"then do not call the tool again for the same request, tell the user instead."
 
+// retryInstructions are defaultInstructions for a server that tells a
+// retry the outcome of its approval (Options.Outcomes).
+const retryInstructions = "Each tool runs one allowlisted command directly, without a shell, " +
+	"after its arguments have been checked against the tool's input schema. " +
+	"A refused call returns an error result saying why and runs nothing: fix the arguments as the message says. " +
+	"Some calls need a person's approval: the user may be asked to confirm, or the result says the approval is pending; " +
+	"then tell the user, and once a person has decided, call the tool again with exactly the same arguments: " +
+	"that call returns the result of the approved command (once) or says why it did not run, and asks for no second approval."
+
 // ApprovalMode says what the server does with a call that the Policy holds
 // for a person's approval.
 type ApprovalMode int
@@ -182,6 +191,33 @@ type Options struct {
 	// with a message that says nothing can approve it, instead of being
 	// left pending for no one; its approval is rejected at once.
 	NoApprover bool
+
+	// Outcomes, if not nil, tells the server what became of the approvals
+	// it leaves pending for an out-of-band approver (see [Outcomes]), so
+	// that the agent learns it: the pending result tells it to call the
+	// tool again with exactly the same arguments once a person has
+	// decided, and that retry, by the same principal, of the same tool,
+	// with input that would run exactly the same thing (the same proposal
+	// digest, see execgate.Proposer.Check), is answered with the approved
+	// call's Result, handed out once, or with its rejection, expiry or
+	// refusal, instead of proposing the call again; while the approval is
+	// still pending, the retry gets the same pending approval. A call that
+	// differs in any way, or of another principal, is a call of its own.
+	// Once the outcome was told, the next identical call is a new call,
+	// which asks for a new approval. Nil leaves a pending approval to be
+	// told to the user, and each call proposes anew.
+	Outcomes Outcomes
+
+	// ApprovalWait, with Outcomes, is how long a call that the server
+	// leaves pending (or its retry) waits for a person's decision before
+	// it answers pending: a decision within it is answered at once, as a
+	// retry would be. While it waits, a client that sent a progress token
+	// gets notifications/progress every second, which keep a client that
+	// resets its request timeout on progress waiting. The approval stays
+	// pending when the wait ends or the client gives up. Zero, the
+	// default, answers pending at once; negative, or set without
+	// Outcomes, is refused.
+	ApprovalWait time.Duration
 }
 
 // Server exposes an Executor as MCP tools: one tool per spec of
@@ -198,9 +234,10 @@ type Server struct {
 	update sync.Mutex // serializes SetAllowlist
 
 	mu      sync.Mutex
-	tools   map[string]tool     // listed tools, by the name they are listed under
-	listed  map[string]string   // the name each spec is listed under, by logical name
-	waiting map[string]*waiting // approval requests awaiting a client's retry, by request state
+	tools   map[string]tool       // listed tools, by the name they are listed under
+	listed  map[string]string     // the name each spec is listed under, by logical name
+	waiting map[string]*waiting   // approval requests awaiting a client's retry, by request state
+	held    map[heldKey]*heldCall // calls left pending, awaiting their caller's retry (Options.Outcomes)
 }
 
 // New returns a [Server] that serves x with the tools of opts.Allowlist. It
@@ -225,6 +262,12 @@ func New(x *execgate.Executor, opts Options) (*Server, error) {
 	if opts.ElicitationTimeout < 0 {
 		return nil, errors.New("mcpserver: Options.ElicitationTimeout must not be negative")
 	}
+	if opts.ApprovalWait < 0 {
+		return nil, errors.New("mcpserver: Options.ApprovalWait must not be negative")
+	}
+	if opts.ApprovalWait > 0 && opts.Outcomes == nil {
+		return nil, errors.New("mcpserver: Options.ApprovalWait needs Options.Outcomes, which tells the server the decision it waits for")
+	}
 	if opts.ElicitationTimeout == 0 {
 		opts.ElicitationTimeout = DefaultElicitationTimeout
 	}
@@ -236,6 +279,9 @@ func New(x *execgate.Executor, opts Options) (*Server, error) {
 	}
 	if opts.Instructions == "" {
 		opts.Instructions = defaultInstructions
+		if opts.Outcomes != nil {
+			opts.Instructions = retryInstructions
+		}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -247,6 +293,7 @@ func New(x *execgate.Executor, opts Options) (*Server, error) {
 		tools:   make(map[string]tool),
 		listed:  make(map[string]string),
 		waiting: make(map[string]*waiting),
+		held:    make(map[heldKey]*heldCall),
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
