@@ -11,9 +11,11 @@ type ArgNote struct {
 	// Arg is the argument, as it would reach the program.
 	Arg string `json:"arg"`
 	// Why names the part of the spec that accepted or placed it: a fixed
-	// leading argument, a declared flag and the rule its value passed, a
-	// positional and its pattern, the subcommand of a dispatcher, or the
-	// build function of a [Struct] schema.
+	// leading argument, a declared flag and the rule its value passed
+	// (each value by its own rule for a flag of several values), a
+	// positional and its pattern or path rule (roots, what must be there,
+	// globs, symbolic links), the subcommand of a dispatcher, or the build
+	// function of a [Struct] schema.
 	Why string `json:"why"`
 }
 
@@ -93,9 +95,21 @@ func (s *flagsSchema) explainArgs(args []string) []string {
 		if r == nil || tok == "--" {
 			break
 		}
-		if r.Value == ValueNone {
+		if r.Value == ValueNone && r.values == nil {
 			why[i] = "declared flag " + r.canon
 			i++
+			continue
+		}
+		if r.values != nil {
+			// A flag of several values: the flag, then each value as an
+			// argument of its own, each with its own rule.
+			why[i] = fmt.Sprintf("declared flag %s, taking %d values", r.canon, len(r.values))
+			for j, vr := range r.values {
+				if i+1+j < len(args) {
+					why[i+1+j] = vr.label + ", " + vr.valueRule()
+				}
+			}
+			i += 1 + len(r.values)
 			continue
 		}
 		rule := r.valueRule()
@@ -115,7 +129,9 @@ func (s *flagsSchema) explainArgs(args []string) []string {
 		i++
 	}
 	for ; i < len(args); i++ {
-		if s.spec.Positionals.Pattern != "" {
+		if s.spec.Positionals.Path != nil {
+			why[i] = "positional argument, " + pathRuleText(s.posPath, s.spec.Positionals.Path)
+		} else if s.spec.Positionals.Pattern != "" {
 			why[i] = "positional argument, matching " + s.spec.Positionals.Pattern
 		} else {
 			why[i] = "positional argument (plain text: no shell metacharacters, no leading '-' or '@')"
@@ -133,7 +149,51 @@ func (r *flagRule) valueRule() string {
 		return "one of " + flagEnumText(r.Enum)
 	case ValuePattern:
 		return "matching " + r.Pattern
+	case ValuePath:
+		return pathRuleText(r.path, r.Path)
 	default:
 		return "plain text (no shell metacharacters, no leading '-' or '@')"
 	}
+}
+
+// pathRuleText says what a path argument had to be: its roots, what had to
+// be there, whether it could hold globs and whether symbolic links were
+// resolved. b is rule bound to the working directory, nil before that; a
+// nil rule is PathRule{}.
+func pathRuleText(b *boundPathRule, rule *PathRule) string {
+	if b != nil {
+		rule = &b.rule
+	} else if rule == nil {
+		rule = &PathRule{}
+	}
+	var d strings.Builder
+	d.WriteString("a path inside ")
+	switch {
+	case b != nil:
+		d.WriteString(b.rootsText())
+	case len(rule.Roots) > 0:
+		d.WriteString("the roots " + strings.Join(rule.Roots, ", "))
+	default:
+		d.WriteString("the working directory")
+	}
+	d.WriteString(", passed cleaned")
+	switch rule.Must {
+	case PathExists:
+		d.WriteString("; it must exist")
+	case PathFile:
+		d.WriteString("; it must be a regular file")
+	case PathDir:
+		d.WriteString("; it must be a directory")
+	}
+	if rule.Glob {
+		d.WriteString("; glob characters * ? [ allowed after the part checked as a path, for the program to expand")
+	} else {
+		d.WriteString("; no glob characters")
+	}
+	if rule.Lexical {
+		d.WriteString("; checked as text: symbolic links are not resolved")
+	} else {
+		d.WriteString("; symbolic links resolved: none may lead outside")
+	}
+	return d.String()
 }

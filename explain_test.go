@@ -2,6 +2,8 @@ package execgate_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,4 +60,41 @@ func TestProposer_ExplainSaysWhyEachArgument(t *testing.T) {
 	_, err = p.Explain("nope", nil)
 	var nf *execgate.NotFoundError
 	assert.ErrorAs(t, err, &nf)
+}
+
+// TestProposer_ExplainNamesPathRulesAndEachValue: a path positional or
+// value is explained by its path rule (roots, what must be there, globs,
+// links), not as plain text, and each value of a flag of several values
+// by its own rule, not as a positional.
+func TestProposer_ExplainNamesPathRulesAndEachValue(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "d.json"), []byte("{}\n"), 0o644))
+	spec := execgate.FlagSpec{
+		Flags: []execgate.Flag{
+			{Name: "rawfile", Values: []execgate.FlagValue{
+				{Name: "name", Value: execgate.ValuePattern, Pattern: `^[a-z]+$`},
+				{Name: "file", Value: execgate.ValuePath, Path: &execgate.PathRule{Must: execgate.PathFile}},
+			}},
+			{Name: "glob", Separate: true, Value: execgate.ValuePath, Path: &execgate.PathRule{Glob: true, Lexical: true}},
+		},
+		Positionals:  execgate.Positionals{Max: 2, Path: &execgate.PathRule{Must: execgate.PathExists}},
+		EndOfOptions: true,
+	}
+	a := mustAllowlist(t, execgate.CommandSpec{Name: "jq.run", Command: "/bin/echo", Dir: dir, Args: execgate.Flags(spec)})
+	notes, err := execgate.NewProposer(a).Explain("jq.run", json.RawMessage(`{"args":["--rawfile","x","d.json","--glob","src/*.go","./d.json"]}`))
+	require.NoError(t, err)
+	inside := "a path inside the working directory " + dir + ", passed cleaned"
+	for i, want := range []execgate.ArgNote{
+		{Arg: "--rawfile", Why: "declared flag --rawfile, taking 2 values"},
+		{Arg: "x", Why: "the name value of --rawfile, matching ^[a-z]+$"},
+		{Arg: "d.json", Why: "the file value of --rawfile, " + inside + "; it must be a regular file; no glob characters; symbolic links resolved: none may lead outside"},
+		{Arg: "--glob", Why: "declared flag --glob"},
+		{Arg: "src/*.go", Why: "value of --glob, " + inside + "; glob characters * ? [ allowed after the part checked as a path, for the program to expand; checked as text: symbolic links are not resolved"},
+		{Arg: "--", Why: "end of options, placed by the spec"},
+		{Arg: "d.json", Why: "positional argument, " + inside + "; it must exist; no glob characters; symbolic links resolved: none may lead outside"},
+	} {
+		require.Greater(t, len(notes), i)
+		assert.Equal(t, want, notes[i], "argument %d", i)
+	}
+	assert.Len(t, notes, 7)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +136,78 @@ func TestExplain_JSONSaysWhyEachAcceptedArgument(t *testing.T) {
 		{Arg: "--oneline", Why: "declared flag --oneline"},
 		{Arg: "main", Why: "positional argument, matching ^[a-z]+$"},
 	}, v.Args)
+}
+
+// TestExplain_PathsSayTheirRuleAndWhyTheyWereRefused: explain names the
+// path rule of a path positional and of each value of jq's --rawfile
+// NAME FILE, and says why a path that climbs out or a symbolic link that
+// points out was refused.
+func TestExplain_PathsSayTheirRuleAndWhyTheyWereRefused(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(base, "secret.txt"), []byte("secret\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "d.json"), []byte("{}\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(base, "secret.txt"), filepath.Join(root, "link-out")))
+	cfg := writeFile(t, "tools.yaml", "version: 1\ntools:\n  - profile: cat\n    working_dir: "+root+"\n  - profile: jq\n    working_dir: "+root+"\n")
+	explainJSON := func(t *testing.T, wantCode int, name, input string) explanation {
+		t.Helper()
+		code, out, errOut := runCLI(t, "", "explain", "--config", cfg, "--json", name, input)
+		require.Equal(t, wantCode, code, out+errOut)
+		var ex explanation
+		require.NoError(t, json.Unmarshal([]byte(out), &ex), out)
+		require.GreaterOrEqual(t, len(ex.Steps), 2, out)
+		return ex
+	}
+	inside := "a path inside the working directory " + root + ", passed cleaned"
+
+	for _, tc := range []struct {
+		why, token, rule string
+	}{
+		{"a path that climbs out of the working directory", "../secret.txt", `path "../secret.txt" is outside the working directory ` + root},
+		{"a symbolic link that points outside", "link-out", `path "link-out" leads outside the working directory ` + root + " through a symbolic link"},
+	} {
+		t.Run("refused: "+tc.why, func(t *testing.T) {
+			ex := explainJSON(t, exitFailed, "cat.run", `{"args":["`+tc.token+`"]}`)
+			assert.Equal(t, refusedValidation, ex.Kind)
+			v := ex.Steps[1]
+			require.Equal(t, "refused", v.Outcome)
+			require.Len(t, v.Tokens, 1)
+			assert.Equal(t, tc.token, v.Tokens[0].Token)
+			assert.Contains(t, v.Tokens[0].Rule, tc.rule)
+		})
+	}
+
+	t.Run("accepted: a path positional", func(t *testing.T) {
+		ex := explainJSON(t, exitOK, "cat.run", `{"args":["./d.json"]}`)
+		args := ex.Steps[1].Args
+		require.NotEmpty(t, args)
+		assert.Equal(t, execgate.ArgNote{Arg: "d.json", Why: "positional argument, " + inside +
+			"; it must be a regular file; no glob characters; symbolic links resolved: none may lead outside"}, args[len(args)-1])
+	})
+
+	t.Run("accepted: jq --rawfile x d.json", func(t *testing.T) {
+		ex := explainJSON(t, exitOK, "jq.run", `{"args":["--rawfile","x","d.json","$x"],"stdin":"{}"}`)
+		var got []execgate.ArgNote
+		for i, a := range ex.Steps[1].Args {
+			if a.Arg == "--rawfile" {
+				require.Greater(t, len(ex.Steps[1].Args), i+2)
+				got = ex.Steps[1].Args[i : i+3]
+			}
+		}
+		assert.Equal(t, []execgate.ArgNote{
+			{Arg: "--rawfile", Why: "declared flag --rawfile, taking 2 values"},
+			{Arg: "x", Why: "the name value of --rawfile, matching ^[A-Za-z_][A-Za-z0-9_]{0,63}$"},
+			{Arg: "d.json", Why: "the file value of --rawfile, " + inside +
+				"; it must be a regular file; no glob characters; symbolic links resolved: none may lead outside"},
+		}, got)
+		last := ex.Steps[1].Args[len(ex.Steps[1].Args)-1]
+		assert.Equal(t, "$x", last.Arg)
+		assert.Contains(t, last.Why, "positional argument, matching")
+	})
+
+	// The text form says the same.
+	code, out, _ := runCLI(t, "", "explain", "--config", cfg, "cat.run", `{"args":["link-out"]}`)
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, `token 0 "link-out": a positional argument: path "link-out" leads outside`)
 }
