@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -76,6 +77,15 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		return nil
 	}
 	entry := doc.Content[0]
+	// The entry's own keys are the file's, at the file's lines: a problem
+	// found in one of them names the profile they override.
+	for i := 0; i+1 < len(overrides); i += 2 {
+		d.markOverride(overrides[i], name)
+		d.markOverride(overrides[i+1], name)
+	}
+	for i := 1; i < len(site); i += 2 {
+		d.markOverride(site[i], name)
+	}
 	vals, ok := d.siteValues(name, siteMarks(entry), site, n, path)
 	if !ok {
 		return nil
@@ -101,10 +111,21 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		dir = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: wd, Line: n.Line, Column: n.Column}
 		setKey(entry, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "working_dir", Line: n.Line, Column: n.Column}, dir)
 	}
-	if dir.Kind == yaml.ScalarNode {
+	// A working_dir the tool's checks refuse is reported there, once: it
+	// is not also made a read path of the confinement, which would report
+	// it again under a key the file never wrote.
+	if dir.Kind == yaml.ScalarNode && dir.Tag == "!!str" && workingDirProblem(dir.Value) == "" {
 		readWorkingDir(entry, dir)
 	}
 	return entry
+}
+
+// workingDirProblem says why w cannot be a tool's working_dir, or "".
+func workingDirProblem(w string) string {
+	if !filepath.IsAbs(w) || strings.IndexByte(w, 0) >= 0 {
+		return "must be an absolute path without NUL (leave it out for the working directory at load time)"
+	}
+	return ""
 }
 
 // readWorkingDir adds the working directory dir to the read paths of

@@ -289,6 +289,21 @@ func (p *problems) markProfile(n *yaml.Node, name string) {
 	}
 }
 
+// markOverride records, for the node n of a tools entry that names the
+// profile called name (a key the entry overrides, its value, a site
+// value) and every node below it, that a problem found in it names the
+// profile: the node is the file's, at the file's line, so the profile's
+// name is all the message lacks.
+func (p *problems) markOverride(n *yaml.Node, name string) {
+	if p.origins == nil {
+		p.origins = map[*yaml.Node]string{}
+	}
+	p.origins[n] = fmt.Sprintf("profile %s: ", quote(name))
+	for _, c := range n.Content {
+		p.markOverride(c, name)
+	}
+}
+
 // origin returns the prefix naming the profile node n came from, or "".
 func (p *problems) origin(n *yaml.Node) string {
 	if n == nil {
