@@ -4,19 +4,64 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 // Path is a string that a [Struct] schema checks as a path, as a Flags
 // path argument is checked (see [PathRule]): a field of type Path, or
 // []Path, at the top level of the struct must name something inside the
-// spec's working directory, and the build function sees it cleaned. The
-// field's `path` tag may say what must be there: `path:"exists"`,
-// `path:"file"` or `path:"dir"`. A Struct schema with Path fields must be
-// used through an [Allowlist], which binds it to the spec's Dir. A Path
-// anywhere else in the type (a nested struct, a map, a pointer) would not
-// be checked, and [NewAllowlist] refuses it. The schema's JSON Schema
-// describes each Path field as the path it must be.
+// spec's working directory, and the build function sees it cleaned.
+//
+// The field's `path` tag sets the field's [PathRule], as a list of
+// options separated by commas, each at most once:
+//
+//   - exists, file or dir (at most one): what must be there, the rule's
+//     Must ([PathExists], [PathFile], [PathDir]); none means anything or
+//     nothing;
+//   - glob: the path may hold the glob characters * ? [ for the program
+//     to expand ([PathRule.Glob]);
+//   - lexical: the path is checked as text, symbolic links are not
+//     resolved ([PathRule.Lexical]).
+//
+// So `path:"file"` is a regular file, reached through no link that leads
+// out; `path:"glob,lexical"` a pattern checked as text. No tag, or an
+// empty one, is PathRule{}. An unknown option is refused by
+// [NewAllowlist]. A Struct schema with Path fields must be used through
+// an [Allowlist], which binds it to the spec's Dir. A Path anywhere else
+// in the type (a nested struct, a map, a pointer) would not be checked,
+// and [NewAllowlist] refuses it. The schema's JSON Schema describes each
+// Path field as the path it must be.
 type Path string
+
+// parsePathTag returns the PathRule that a Path field's `path` tag
+// declares (see [Path]).
+func parsePathTag(tag string) (PathRule, error) {
+	var rule PathRule
+	if tag == "" {
+		return rule, nil
+	}
+	seen := map[string]bool{}
+	for _, opt := range strings.Split(tag, ",") {
+		if seen[opt] {
+			return PathRule{}, fmt.Errorf("path tag %q: %q is given twice", tag, opt)
+		}
+		seen[opt] = true
+		switch m := PathMust(opt); {
+		case m == PathExists || m == PathFile || m == PathDir:
+			if rule.Must != PathAny {
+				return PathRule{}, fmt.Errorf("path tag %q: %q and %q both say what must be there; give one", tag, rule.Must, m)
+			}
+			rule.Must = m
+		case opt == "glob":
+			rule.Glob = true
+		case opt == "lexical":
+			rule.Lexical = true
+		default:
+			return PathRule{}, fmt.Errorf("path tag %q: unknown option %q (want exists, file or dir, glob, lexical, separated by commas)", tag, opt)
+		}
+	}
+	return rule, rule.validate()
+}
 
 // structPath is one Path field of a Struct schema's type.
 type structPath struct {
@@ -45,12 +90,11 @@ func structPaths(t reflect.Type) ([]structPath, error) {
 			continue
 		}
 		p := structPath{index: f.Index, name: jsonFieldName(f), slice: slice}
-		if tag, ok := f.Tag.Lookup("path"); ok {
-			p.rule.Must = PathMust(tag)
-			if err := p.rule.validate(); err != nil {
-				return nil, &ConfigError{Field: f.Name, Message: err.Error()}
-			}
+		rule, err := parsePathTag(f.Tag.Get("path"))
+		if err != nil {
+			return nil, &ConfigError{Field: f.Name, Message: err.Error()}
 		}
+		p.rule = rule
 		out = append(out, p)
 	}
 	return out, nil

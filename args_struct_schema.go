@@ -571,8 +571,10 @@ func describePath(n *schemaNode, t reflect.Type, tag string) {
 	default:
 		return
 	}
-	rule := &PathRule{Must: PathMust(tag)}
-	d := pathDescription(rule, nil)
+	// A tag that does not parse is refused by NewAllowlist; described
+	// here as PathRule{}.
+	rule, _ := parsePathTag(tag)
+	d := pathDescription(&rule, nil)
 	if target.Description != "" {
 		d = strings.TrimSuffix(target.Description, ".") + ". " + d
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -230,7 +231,116 @@ func TestTypedGrammars_StructPathFieldsStayInsideTheWorkingDirectory(t *testing.
 		F Path `json:"f" path:"maybe"`
 	}
 	_, err = NewAllowlist(CommandSpec{Name: "b", Command: "/bin/cat", Dir: root, Args: Struct(func(bad) Argv { return Argv{} })})
-	assert.ErrorContains(t, err, "unknown Must")
+	assert.ErrorContains(t, err, `unknown option "maybe"`)
+}
+
+// pathTagSchema is a Struct schema of T, a struct whose first field is
+// a Path, whose argv is that field.
+func pathTagSchema[T any]() ArgsSchema {
+	return Struct(func(in T) Argv { return Argv{Args: []string{reflect.ValueOf(in).Field(0).String()}} })
+}
+
+// Invariant 12 of DESIGN.md: a Path field's tag sets the same PathRule
+// options a Flags path has (what must be there, globs, lexical checks),
+// and the rule is checked by the same code.
+func TestTypedGrammars_StructPathTagOptions(t *testing.T) {
+	root, _ := pathScratch(t)
+	type plain struct {
+		F Path `json:"f"`
+	}
+	type file struct {
+		F Path `json:"f" path:"file"`
+	}
+	type glob struct {
+		F Path `json:"f" path:"glob"`
+	}
+	type fileGlob struct {
+		F Path `json:"f" path:"file,glob"`
+	}
+	type lexical struct {
+		F Path `json:"f" path:"lexical"`
+	}
+	type fileLexical struct {
+		F Path `json:"f" path:"file,lexical"`
+	}
+	type globLexical struct {
+		F Path `json:"f" path:"glob,lexical"`
+	}
+	for _, c := range []struct {
+		why   string
+		args  ArgsSchema
+		token string
+		want  string // the argv; "" when refused
+		issue string
+	}{
+		{"With glob, a pattern inside the root is passed to the program.", pathTagSchema[glob](), "src/*.go", "src/*.go", ""},
+		{"Without glob, the same pattern is refused.", pathTagSchema[plain](), "src/*.go", "", "holds the glob character"},
+		{"A Must alone does not allow globs.", pathTagSchema[file](), "src/*.go", "", "holds the glob character"},
+		{"With file,glob, a pattern is accepted.", pathTagSchema[fileGlob](), "src/*.go", "src/*.go", ""},
+		{"With file,glob, a path without glob characters must still be a file.", pathTagSchema[fileGlob](), "src", "", "is not a regular file"},
+		{"With glob, a pattern whose fixed part climbs out is refused.", pathTagSchema[glob](), "../*", "", "is outside"},
+		{"With glob, a pattern under a link out is refused: links are resolved.", pathTagSchema[glob](), "src/dir-out/*", "", "symbolic link"},
+		{"With glob,lexical, the same pattern is checked as text and accepted.", pathTagSchema[globLexical](), "src/dir-out/*", "src/dir-out/*", ""},
+		{"Without lexical, a link that points out is refused.", pathTagSchema[plain](), "link-out", "", "symbolic link"},
+		{"With lexical, a link that points out is accepted as text.", pathTagSchema[lexical](), "link-out", "link-out", ""},
+		{"With lexical, '..' out of the root is still refused.", pathTagSchema[lexical](), "../secret.txt", "", "is outside"},
+		{"With file,lexical, the link itself is not a regular file.", pathTagSchema[fileLexical](), "link-out", "", "is not a regular file"},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			a, err := NewAllowlist(CommandSpec{Name: "cat", Command: "/bin/cat", Dir: root, Args: c.args})
+			require.NoError(t, err)
+			prop, err := NewProposer(a).Check("cat", json.RawMessage(`{"f":"`+c.token+`"}`))
+			if c.want == "" {
+				var ve *ValidationError
+				require.ErrorAs(t, err, &ve)
+				assert.Equal(t, "f", ve.Issues[0].Field)
+				assert.Contains(t, err.Error(), c.issue)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []string{c.want}, prop.Args)
+		})
+	}
+
+	// The JSON Schema says what the tag allows.
+	var schema struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(pathTagSchema[fileGlob]().JSONSchema(), &schema))
+	assert.Contains(t, schema.Properties["f"].Description, "must be a regular file")
+	assert.Contains(t, schema.Properties["f"].Description, "glob characters")
+
+	type twoMusts struct {
+		F Path `json:"f" path:"file,dir"`
+	}
+	type twice struct {
+		F Path `json:"f" path:"glob,glob"`
+	}
+	type unknown struct {
+		F Path `json:"f" path:"globs"`
+	}
+	type spaced struct {
+		F Path `json:"f" path:"file, glob"`
+	}
+	for _, c := range []struct {
+		why  string
+		args ArgsSchema
+		want string
+	}{
+		{"Two options that say what must be there are refused.", pathTagSchema[twoMusts](), `"file" and "dir" both say what must be there`},
+		{"An option given twice is refused.", pathTagSchema[twice](), `"glob" is given twice`},
+		{"An unknown option is refused.", pathTagSchema[unknown](), `unknown option "globs"`},
+		{"Options are separated by commas alone.", pathTagSchema[spaced](), `unknown option " glob"`},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			_, err := NewAllowlist(CommandSpec{Name: "cat", Command: "/bin/cat", Dir: root, Args: c.args})
+			var ce *ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
 }
 
 // Invariant 12 of DESIGN.md: a Path the gate would not check is refused
