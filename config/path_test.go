@@ -22,6 +22,9 @@ tools:
       description: Print files.
       flags:
         - {name: out, value: path, path: {must: dir}}
+        - {name: include, value: path, path: {glob: true}}
+        - {name: exclude, value: path, path: {glob: false}}
+        - {name: file, value: path}
       positionals: {max: 4, path: {roots: [`+root+`], lexical: true}}
       end_of_options: true
 `)
@@ -33,6 +36,18 @@ tools:
 	assert.ErrorContains(t, err, "is outside the roots "+root)
 	_, err = p.Check("cat.run", json.RawMessage(`{"flags":{"out":"nothing-here"}}`))
 	assert.ErrorContains(t, err, "does not exist")
+
+	// glob: true lets a path hold a pattern for the program to expand;
+	// without it (false, or left out) the same token is refused.
+	prop, err = p.Check("cat.run", json.RawMessage(`{"flags":{"include":"src/*.go"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"--include=src/*.go", "--"}, prop.Args)
+	for _, flag := range []string{"exclude", "file"} {
+		_, err = p.Check("cat.run", json.RawMessage(`{"flags":{"`+flag+`":"src/*.go"}}`))
+		assert.ErrorContains(t, err, `holds the glob character "*"`, flag)
+	}
+	_, err = p.Check("cat.run", json.RawMessage(`{"flags":{"include":"../*.go"}}`))
+	assert.ErrorContains(t, err, "is outside", "a pattern is still a path inside the working directory")
 }
 
 func TestPaths_MistakesAreReportedOnTheirLine(t *testing.T) {
