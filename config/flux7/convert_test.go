@@ -1,15 +1,18 @@
 package flux7_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/config/flux7"
+	"github.com/execgate/execgate/policy"
 )
 
 // convertCase is one conversion: a flux7 file and what must come of it.
@@ -513,4 +516,37 @@ func TestNames_MatchTheLoader(t *testing.T) {
 			strings.Contains(string(res.YAML), "      "+tc.sub+":") && strings.Contains(string(res.YAML), "{name: "+tc.flag+"}")
 		require.False(t, converted, "the conversion writes what the loader refuses: %+v", tc)
 	}
+}
+
+// TestConvert_ToolsWithTODOsAreHeldWhateverAGrantSays converts a flux7
+// file whose strict, fine-tuned and bare tools all have TODOs (free
+// positionals), under a policy that allows every call: each command and
+// bare entry carries human_approval: true, so a call still needs a
+// person's approval after a grant lifts the floor-N rule that holds it in
+// the policies.
+func TestConvert_ToolsWithTODOsAreHeldWhateverAGrantSays(t *testing.T) {
+	in := `cli_tools:
+  - {name: k, bin: /bin/echo, strict: true, commands: {get: {allowed_args: [-n]}}}
+  - {name: tf, bin: /bin/echo, default_action: allow, commands: {plan: {}}}
+  - {name: rg, bin: /bin/echo, bare: {}}
+policies:
+  - {name: p, agent: a, rules: [{tools: ["*"], action: allow}]}
+`
+	res, err := flux7.Convert("in.yaml", []byte(in), flux7.Options{Kinds: []flux7.Kind{{Flag: "-n", Value: execgate.ValueString}}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"k.get", "tf", "tf.plan", "rg.run"}, res.Floored)
+	require.Equal(t, 3, strings.Count(string(res.YAML), "\n        human_approval: true\n")+strings.Count(string(res.YAML), "\n      human_approval: true\n"), "one per command and bare entry:\n%s", res.YAML)
+	l := mustLoad(t, res.YAML)
+	_, err = l.Engine.Grant(policy.Grant{Principal: "a", Tool: "*", Expires: time.Now().Add(time.Hour), Reason: "lifts the floor-N rules"})
+	require.NoError(t, err)
+	for _, name := range []string{"k.get", "tf.plan", "rg.run", "tf.other"} {
+		spec, ok := l.Allowlist.Lookup(name)
+		require.True(t, ok, name)
+		d, err := l.Policy.Decide(context.Background(), execgate.Request{Op: execgate.OpRun, Principal: "a", Name: name, Spec: spec})
+		require.NoError(t, err)
+		require.Equal(t, execgate.ActionAllow, d.Action, "%s: the grant lifts the policy's hold", name)
+		require.Equal(t, execgate.ActionRequireApproval, spec.Floor, "%s: its own floor still holds it", name)
+		require.Equal(t, execgate.ActionRequireApproval, ours(t, l, "a", name), name)
+	}
+	requireNoWider(t, []byte(in), l)
 }

@@ -63,12 +63,15 @@
 //
 // A tool with a TODO is floored at human_approval. A dispatcher's
 // default_action allow becomes human_approval (deny and human_approval
-// stay). Declared commands have no default_action, in flux7 as here, so
-// they are floored in the policies: before every allow rule that matches
-// one of them, a rule named floor-N holds those commands for approval.
-// A grant can lift a floor-N rule as it lifts any require_approval rule.
-// A file without policies needs no floor rules: policies: [] denies
-// every call.
+// stay). Each declared command and bare entry of the tool gets
+// human_approval: true, its spec's floor: every call of it needs a
+// person's approval whatever the policies decide, and no grant lifts it.
+// The policies hold those commands too: before every allow rule that
+// matches one of them, a rule named floor-N holds them for approval, so
+// that the policy's own decisions say so. A grant can lift a floor-N rule
+// as it lifts any require_approval rule, but not the command's
+// human_approval. A file without policies needs no floor rules:
+// policies: [] denies every call.
 //
 // # What is refused or narrowed
 //

@@ -30,7 +30,8 @@ const header = `Converted from a flux7-mesh configuration by execgate import flu
 
 Read every TODO(flux7) comment before serving this file: each marks
 something flux7 allowed that this file cannot yet check as well. A tool
-with a TODO is held at human_approval until a person finishes it: its
+with a TODO is held at human_approval until a person finishes it:
+human_approval: true on each of its commands (no grant lifts it), its
 dispatcher's default_action, and a floor-N rule before every policy rule
 that allows one of its commands. Remove the floor when the TODOs are done.
 
@@ -54,10 +55,15 @@ func (c *converter) convert(doc *fileDoc) *output {
 		if ot.action == "human_approval" && ot.actNote != "" {
 			o.floored = append(o.floored, ot.name)
 		}
+		// Each command of a tool with a TODO is held by its own
+		// human_approval, which no policy rule or grant lifts, besides
+		// the floor-N rules below.
 		for _, cmd := range ot.commands {
+			cmd.held = true
 			o.floored = append(o.floored, ot.name+"."+cmd.name)
 		}
 		if ot.bare != nil {
+			ot.bare.held = true
 			o.floored = append(o.floored, ot.name+".run")
 		}
 	}
@@ -175,6 +181,10 @@ func (c *outCommand) node() *yaml.Node {
 	add(m, "stdin", stdin)
 	if c.timeout != "" {
 		add(m, "timeout", scalar(c.timeout))
+	}
+	if c.held {
+		add(m, "human_approval", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}).HeadComment =
+			comment("TODO(flux7): every call needs a person's approval, which no grant lifts, until this tool's TODOs are done; then remove human_approval")
 	}
 	return m
 }

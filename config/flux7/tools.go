@@ -178,6 +178,7 @@ type outCommand struct {
 	comments []string
 	flags    []outFlag
 	timeout  string
+	held     bool // its tool has a TODO: human_approval: true
 }
 
 type outFlag struct {
