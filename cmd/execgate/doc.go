@@ -189,7 +189,9 @@
 // A call the policy holds for approval waits for the configuration's
 // approvers, who list and decide it at the same address, with the routes
 // of the HTTP API (GET /v1/approvals, POST /v1/approvals/{id}); the
-// client gets it as pending. The client is not asked: over HTTP it may
+// client gets it as pending, and learns the outcome as over stdio (see
+// "Approvals over MCP"), or with GET /v1/approvals/{id} and its own
+// token. The client is not asked: over HTTP it may
 // be the agent itself, which would answer its own question. Where the
 // server section sets mcp_http_elicitation: true, a client that can
 // elicit is asked, and its accept runs the call once (a decline rejects
@@ -237,8 +239,10 @@
 //	     stderr, stdoutDropped, ...); a command that exited non-zero or
 //	     timed out is still 200, with "ok": false.
 //	202  the policy holds the call for approval: {"status": "pending_approval",
-//	     "approval": Approval, "trace_id", "policy", "latency_ms"}. Nothing
-//	     ran; an approver decides it by approval.id.
+//	     "approval": Approval, "location", "trace_id", "policy", "latency_ms"}.
+//	     Nothing ran; an approver decides it by approval.id, and the caller
+//	     learns the outcome at location, /v1/approvals/{id} (the Location
+//	     header too).
 //	4xx, 5xx  refused, nothing ran: {"error": {"kind", "message", ...}, "trace_id",
 //	     "policy", "latency_ms"}.
 //
@@ -262,6 +266,51 @@
 // decided or expired is 404; an approver deciding its own call is 403 and
 // the approval stays pending.
 //
+// GET /v1/approvals/{id}, for the caller whose call proposed it (the
+// principal of the token that got the 202, or of an MCP call) and for
+// approvers, says what became of an approval: 200 {"status", "approval",
+// "result", "error", "trace_id", "decided_at", "kept_until",
+// "latency_ms"}, where status is
+//
+//	pending   no one has decided it, and it has not expired
+//	running   an approver approved it, and its command is running
+//	approved  it ran: "result" is its Result, in the proposer's first
+//	          answer after it ran and in no other
+//	claimed   it ran, and its Result was handed out to the proposer before
+//	          (over HTTP or to an MCP retry); no "result"
+//	dropped   it ran, and its Result is no longer kept (see below); no
+//	          "result"
+//	rejected  an approver rejected it; nothing ran
+//	expired   no one decided it in time, or it was approved too late;
+//	          nothing ran
+//	failed    it was approved and the gate refused to run it then (the
+//	          tool changed, the policy now denies it): "error" is the
+//	          refusal, as POST /v1/approvals/{id} answered it; nothing ran
+//
+// trace_id is the Result's id once it ran; decided_at and kept_until are
+// set once it is decided or expired. An approver is told the state and
+// never given the Result (POST /v1/approvals/{id} answered it with the
+// Result), and its poll does not use up the proposer's. To any other
+// caller an approval does not exist: its answer is the 404 of an unknown
+// id, byte for byte ({"error": {"kind": "approval", "reason":
+// "unknown"}}), and so is the answer to an id never issued here, or no
+// longer kept. ?wait=DURATION (such as ?wait=30s; at most 1m, a longer
+// one waits 1m) waits while the approval is pending or running, and
+// answers as soon as it is decided or expires, or pending when the wait
+// ends; a client that goes away ends the wait, and a poll whose client
+// has gone hands out no Result. A wait that is not a duration of at least
+// 0s with its unit, a second wait, and any other query parameter are
+// refused (400, request).
+//
+// The outcome of every approval the server issued is kept from its
+// decision, or its expiry, for the approval's lifetime again (15
+// minutes), then forgotten: its id reads as unknown. At most 1000
+// outcomes are kept besides the pending approvals, the oldest forgotten
+// first, and at most 64 MiB of Results (each counted as its JSON), the
+// oldest Results dropped first (their approvals read as dropped); a
+// Result larger than that alone is not kept. A restart forgets them all,
+// with the pending approvals.
+//
 // Error kinds and their statuses. The kinds are the gate's
 // (execgate.ErrorKind): an MCP client, execgate run, explain and the audit
 // trail name a refusal with the same kind.
@@ -271,13 +320,16 @@
 //	                      before the gate: a malformed body, a token whose role
 //	                      cannot do this, self-approval, no such route, a
 //	                      method the route does not serve, a body over 1 MiB,
-//	                      a body that is not JSON; reason says which, in the
-//	                      words the audit trail records
+//	                      a body that is not JSON, a poll's query other than
+//	                      one wait; reason says which, in the words the audit
+//	                      trail records
 //	not_found        404  no such tool
 //	validation       422  the input (or a decision's action) was refused;
 //	                      issues names each field
 //	policy           403  denied by a rule (action, rule); 429 when rate_limited
-//	approval         404, 409, 410  the approval cannot be executed (reason)
+//	approval         404, 409, 410  the approval cannot be executed (reason);
+//	                      404 for a poll of an approval that is unknown
+//	                      (reason unknown)
 //	busy             429, 503  a concurrency bound was reached (reason, limit);
 //	                      nothing ran
 //	audit            503  the audit file cannot record
@@ -347,9 +399,9 @@
 //
 // A reload cannot add or remove the policies section (restart serve for
 // that), and the server section's bounds (max_concurrent,
-// max_concurrent_per_principal, max_queue_wait), over stdio without
-// --principal its principal, and with --mcp-http its mcp_http_elicitation
-// take effect at the next start; a reload that changes them logs a
+// max_concurrent_per_principal, max_queue_wait), over MCP its
+// approval_wait, over stdio without --principal its principal, and with
+// --mcp-http its mcp_http_elicitation take effect at the next start; a reload that changes them logs a
 // warning naming each. SIGINT and SIGTERM still stop
 // serve gracefully, and a SIGHUP during that shutdown is dropped.
 //
@@ -366,6 +418,25 @@
 // action require_approval), and no approval is left behind. Over
 // Streamable HTTP, see "MCP over Streamable HTTP".
 //
+// An agent left pending learns the outcome by calling the tool again
+// with exactly the same arguments, as the pending answer tells it
+// (mcpserver.Options.Outcomes): the retry of the same principal, for the
+// same tool, with input that would run exactly the same thing (the same
+// proposal digest), proposes nothing new. It is told the same pending
+// approval while no one has decided; once the approvers decided, the
+// command's Result, handed out once, or that it was rejected, expired or
+// refused. Another principal's identical call, a call with other
+// arguments, or the same arguments once a reload changed what the tool
+// runs, are calls of their own, held for their own approval; so is the
+// next identical call once the outcome was told. The Result a retry gets
+// is the one GET /v1/approvals/{id} would hand out: the proposer gets it
+// once, by either way. With server.approval_wait (such as 2m; at most
+// 15m), a held call (and its retry) waits that long for the decision and
+// is answered with it as soon as it comes, sending notifications/progress
+// every second to a client that gave a progress token, so that a client
+// that resets its request timeout on progress keeps waiting; a wait that
+// ends undecided answers pending, and the approval stays pending.
+//
 // # Audit
 //
 // With --audit FILE, serve and run append every call (refused, proposed,
@@ -378,7 +449,10 @@
 // A request the HTTP API refuses before the gate (a missing or unknown
 // token, a token of the wrong role, a body too large, not JSON or
 // malformed, a wrong method, an unknown route, a decision on an approval
-// that is not pending, self-approval) is an entry too, with op
+// that is not pending, self-approval, a poll of an unknown approval or of
+// another principal's, which is recorded as "approval of another
+// principal" though it is answered as an unknown one, a poll's bad query)
+// is an entry too, with op
 // "request": principal is the principal of the request's token, absent
 // when it has no valid one; route is the method and path
 // ("POST /v1/tools/git.log", the path cut to 200 bytes, the query left

@@ -156,8 +156,9 @@ func newAPI(opts apiOptions) (*api, error) {
 		mux.HandleFunc("/v1/tools", a.methodNotAllowed("GET"))
 	}
 	mux.HandleFunc("GET /v1/approvals", a.listApprovals)
+	mux.HandleFunc("GET /v1/approvals/{id}", a.approvalState)
 	mux.HandleFunc("POST /v1/approvals/{id}", a.decideApproval)
-	mux.HandleFunc("/v1/approvals/{id}", a.methodNotAllowed("POST"))
+	mux.HandleFunc("/v1/approvals/{id}", a.methodNotAllowed("GET, POST"))
 	mux.HandleFunc("/v1/approvals", a.methodNotAllowed("GET"))
 	mux.HandleFunc("/", a.noRoute)
 	a.mux = mux
@@ -378,6 +379,10 @@ type callResponse struct {
 	// Approval is the pending approval (202), or the approval that was
 	// decided (responses to POST /v1/approvals/{id}).
 	Approval *execgate.Approval `json:"approval,omitempty"`
+	// Location is where the caller learns the pending approval's outcome,
+	// GET /v1/approvals/{id} (202 only); the Location header says the
+	// same.
+	Location string `json:"location,omitempty"`
 	// Error is the refusal (4xx and 5xx).
 	Error *errorInfo `json:"error,omitempty"`
 	// TraceID names the call in the audit trail: the Result's ID when a
@@ -439,7 +444,9 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 			}}, slot, start)
 			return
 		}
-		a.respond(w, http.StatusAccepted, callResponse{Status: "pending_approval", Approval: &ap}, slot, start)
+		loc := approvalPath(ap.ID)
+		w.Header().Set("Location", loc)
+		a.respond(w, http.StatusAccepted, callResponse{Status: "pending_approval", Approval: &ap, Location: loc}, slot, start)
 	default:
 		a.respond(w, http.StatusOK, callResponse{Result: &sub.Result}, slot, start)
 	}
@@ -579,7 +586,8 @@ type decision struct {
 }
 
 // decideApproval serves POST /v1/approvals/{id}, to approvers: approve
-// executes the pending approval once, reject withdraws it.
+// executes the pending approval once, reject withdraws it. What became of
+// it is kept for its proposer (see approvalState).
 func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	approver, ok := a.authenticate(w, r, roleApprover)
@@ -604,7 +612,7 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	errSelf := errors.New("self")
-	ap, found, err := a.pending.take(id, func(ap execgate.Approval) error {
+	ap, found, err := a.pending.take(id, d.Action == "approve", func(ap execgate.Approval) error {
 		if ap.Principal == approver {
 			return errSelf
 		}
@@ -620,25 +628,39 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 			Message: "an approver cannot decide an approval of its own call"}, "self-approval")
 		return
 	}
+	// Taken, it must be settled, whatever happens.
+	settled := false
+	settle := func(state mcpserver.ApprovalState, res *execgate.Result, err error) {
+		settled = true
+		a.pending.settle(ap.ID, state, res, err)
+	}
+	defer func() {
+		if !settled {
+			settle(mcpserver.ApprovalFailed, nil, errors.New("the decision did not finish"))
+		}
+	}()
 	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), approver))
 	if d.Action == "reject" {
 		removed, err := a.x.Reject(ctx, ap.ID)
+		if err == nil && !removed {
+			err = &execgate.ApprovalError{ID: ap.ID, Reason: execgate.ReasonUnknown}
+		}
 		if err != nil {
+			settle(mcpserver.ApprovalFailed, nil, err)
 			a.refuse(w, err, slot, start)
 			return
 		}
-		if !removed {
-			a.refuse(w, &execgate.ApprovalError{ID: ap.ID, Reason: execgate.ReasonUnknown}, slot, start)
-			return
-		}
+		settle(mcpserver.ApprovalRejected, nil, nil)
 		a.respond(w, http.StatusOK, callResponse{Status: "rejected", Approval: &ap}, slot, start)
 		return
 	}
 	res, err := a.x.Execute(ctx, ap)
 	if err != nil {
+		settle(mcpserver.ApprovalFailed, nil, err)
 		a.refuse(w, err, slot, start)
 		return
 	}
+	settle(mcpserver.ApprovalApproved, &res, nil)
 	a.respond(w, http.StatusOK, callResponse{Result: &res, Approval: &ap}, slot, start)
 }
 

@@ -417,6 +417,8 @@ func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logical
 		Visible:       g.visible,
 		Approvals:     mode,
 		OnPending:     pending.add,
+		Outcomes:      pending,
+		ApprovalWait:  srv.ApprovalWait,
 		Logger:        mcpLogger,
 
 		LogicalNames: logicalNames,

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/mcpserver"
 )
 
 // maxPending bounds the approvals a server keeps for its approvers; it is
@@ -15,24 +17,79 @@ import (
 // proposals beyond it anyway.
 const maxPending = 1000
 
+// Bounds of the outcomes a server keeps, beside the pending approvals,
+// for their proposers to learn (GET /v1/approvals/{id}, an MCP retry).
+const (
+	// maxFinished bounds the approvals kept once decided or expired;
+	// beyond it the oldest (by when it was decided or expired) is
+	// forgotten, and its ID reads as unknown.
+	maxFinished = 1000
+	// maxResultBytes bounds the bytes of the Results kept (each measured
+	// as its JSON); beyond it the Results of the oldest are dropped, and
+	// their approvals read as "dropped".
+	maxResultBytes = 64 << 20
+)
+
 // errPendingFull is returned by pendingSet.add when it holds maxPending
 // unexpired approvals.
 var errPendingFull = errors.New("execgate: too many approvals are pending")
 
-// pendingSet holds the approvals a server issued and has not yet seen
+// pendingSet holds the approvals a server issued: those not yet
 // approved, rejected or expired, so that an approver can name one by its
-// ID. It is safe for concurrent use.
+// ID, and, for their proposers, what became of them (see claim). An
+// approval's outcome is kept from its decision, or its expiry, for the
+// approval's lifetime again (ExpiresAt - CreatedAt), and at most
+// maxFinished outcomes and maxResultBytes of Results are kept. It is safe
+// for concurrent use.
 type pendingSet struct {
-	mu  sync.Mutex
-	m   map[string]execgate.Approval
-	now func() time.Time
+	mu          sync.Mutex
+	m           map[string]*approvalEntry
+	now         func() time.Time
+	resultBytes int64
+
+	// The bounds, maxFinished and maxResultBytes but in tests.
+	maxFinished    int
+	maxResultBytes int64
+}
+
+// approvalEntry is one approval of a pendingSet and what became of it.
+type approvalEntry struct {
+	ap    execgate.Approval
+	state mcpserver.ApprovalState
+	// taken is set once an approver took it to decide (see take): it is
+	// no longer listed, and no one else can take it.
+	taken bool
+	// result is the Result of an approved call, until it is claimed or
+	// dropped; size is its size in bytes, counted in resultBytes.
+	result *execgate.Result
+	size   int64
+	// traceID is the Result's ID, kept after the Result is claimed.
+	traceID string
+	// err is the refusal of an approved call that did not run (failed).
+	err error
+	// finished is when it was decided or expired, forget when it is
+	// forgotten; both are zero while it is open.
+	finished, forget time.Time
+	// done is closed when it is decided or expires.
+	done chan struct{}
+}
+
+// open reports whether e is still to be decided: pending, or taken by
+// an approver and not yet settled.
+func (e *approvalEntry) open() bool {
+	return e.finished.IsZero()
 }
 
 func newPendingSet(now func() time.Time) *pendingSet {
 	if now == nil {
 		now = time.Now
 	}
-	return &pendingSet{m: make(map[string]execgate.Approval), now: now}
+	return &pendingSet{
+		m:              make(map[string]*approvalEntry),
+		now:            now,
+		maxFinished:    maxFinished,
+		maxResultBytes: maxResultBytes,
+	}
 }
 
 // add keeps ap for the approvers. Its signature is that of
@@ -41,20 +98,28 @@ func (p *pendingSet) add(_ context.Context, ap execgate.Approval) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.prune()
-	if len(p.m) >= maxPending {
+	open := 0
+	for _, e := range p.m {
+		if e.open() {
+			open++
+		}
+	}
+	if open >= maxPending {
 		return errPendingFull
 	}
-	p.m[ap.ID] = ap
+	p.m[ap.ID] = &approvalEntry{ap: ap, state: mcpserver.ApprovalPending, done: make(chan struct{})}
 	return nil
 }
 
-// list returns the unexpired approvals, oldest first.
+// list returns the approvals that wait for a decision, oldest first.
 func (p *pendingSet) list() []execgate.Approval {
 	p.mu.Lock()
 	p.prune()
 	out := make([]execgate.Approval, 0, len(p.m))
-	for _, ap := range p.m {
-		out = append(out, ap)
+	for _, e := range p.m {
+		if e.open() && !e.taken {
+			out = append(out, e.ap)
+		}
 	}
 	p.mu.Unlock()
 	slices.SortFunc(out, func(a, b execgate.Approval) int {
@@ -69,30 +134,230 @@ func (p *pendingSet) list() []execgate.Approval {
 	return out
 }
 
-// take removes and returns the approval with the given ID if check
-// accepts it; exactly one caller gets it. It reports false when no such
-// approval is pending. An error from check leaves the approval pending
-// and is returned.
-func (p *pendingSet) take(id string, check func(execgate.Approval) error) (execgate.Approval, bool, error) {
+// take hands the pending approval with the given ID to one approver, to
+// decide, if check accepts it; exactly one caller gets it. It reports
+// false when no such approval is pending. An error from check leaves the
+// approval pending and is returned. The approval is then no longer
+// listed, and reads as running while approving says it is being
+// approved; the caller must settle it.
+func (p *pendingSet) take(id string, approving bool, check func(execgate.Approval) error) (execgate.Approval, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ap, ok := p.m[id]
-	if !ok {
+	p.prune()
+	e, ok := p.m[id]
+	if !ok || !e.open() || e.taken {
 		return execgate.Approval{}, false, nil
 	}
-	if err := check(ap); err != nil {
+	if err := check(e.ap); err != nil {
 		return execgate.Approval{}, true, err
 	}
-	delete(p.m, id)
-	return ap, true, nil
+	e.taken = true
+	if approving {
+		e.state = mcpserver.ApprovalRunning
+	}
+	return e.ap, true, nil
 }
 
-// prune drops expired approvals; p.mu must be held.
+// settle records the decision on an approval an approver took: state is
+// approved with its Result res, rejected, or, for an approved call the
+// gate refused, failed with the refusal err (expired when err is an
+// expiry). Waiting claims then answer.
+func (p *pendingSet) settle(id string, state mcpserver.ApprovalState, res *execgate.Result, err error) {
+	var ae *execgate.ApprovalError
+	if state == mcpserver.ApprovalFailed && errors.As(err, &ae) && ae.Reason == execgate.ReasonExpired {
+		state, err = mcpserver.ApprovalExpired, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.m[id]
+	if !ok || !e.open() {
+		return
+	}
+	e.state, e.err = state, err
+	if state == mcpserver.ApprovalApproved {
+		e.state = mcpserver.ApprovalDropped
+		if res != nil {
+			e.traceID = res.ID
+			if b, merr := json.Marshal(res); merr == nil {
+				kept := *res
+				e.result, e.size, e.state = &kept, int64(len(b)), state
+				p.resultBytes += e.size
+			}
+		}
+	}
+	p.finish(e, p.now())
+	p.bound()
+}
+
+// finish marks e decided or expired at t; p.mu must be held.
+func (p *pendingSet) finish(e *approvalEntry, t time.Time) {
+	e.finished = t
+	e.forget = t.Add(lifetime(e.ap))
+	close(e.done)
+}
+
+// lifetime is how long an approval's outcome is kept once decided or
+// expired: as long as the approval itself was valid.
+func lifetime(ap execgate.Approval) time.Duration {
+	if d := ap.ExpiresAt.Sub(ap.CreatedAt); d > 0 {
+		return d
+	}
+	return execgate.DefaultApprovalTTL
+}
+
+// prune marks the pending approvals whose time has passed expired, and
+// forgets the outcomes whose time has passed; p.mu must be held. An
+// approval an approver took is not expired here: the gate judges it.
 func (p *pendingSet) prune() {
 	now := p.now()
-	for id, ap := range p.m {
-		if !now.Before(ap.ExpiresAt) {
+	for id, e := range p.m {
+		switch {
+		case e.open() && !e.taken && !now.Before(e.ap.ExpiresAt):
+			e.state = mcpserver.ApprovalExpired
+			p.finish(e, e.ap.ExpiresAt)
+		case !e.open() && !now.Before(e.forget):
+			p.dropResult(e)
 			delete(p.m, id)
 		}
 	}
+	p.bound()
+}
+
+// bound keeps the outcomes within maxFinished and maxResultBytes: it
+// forgets the oldest outcomes beyond the first bound, then drops the
+// Results of the oldest beyond the second; p.mu must be held.
+func (p *pendingSet) bound() {
+	var done []*approvalEntry
+	for _, e := range p.m {
+		if !e.open() {
+			done = append(done, e)
+		}
+	}
+	if len(done) <= p.maxFinished && p.resultBytes <= p.maxResultBytes {
+		return
+	}
+	slices.SortFunc(done, func(a, b *approvalEntry) int {
+		if c := a.finished.Compare(b.finished); c != 0 {
+			return c
+		}
+		if a.ap.ID < b.ap.ID {
+			return -1
+		}
+		return 1
+	})
+	for len(done) > p.maxFinished {
+		p.dropResult(done[0])
+		delete(p.m, done[0].ap.ID)
+		done = done[1:]
+	}
+	for _, e := range done {
+		if p.resultBytes <= p.maxResultBytes {
+			break
+		}
+		if e.result != nil {
+			p.dropResult(e)
+			e.state = mcpserver.ApprovalDropped
+		}
+	}
+}
+
+// dropResult lets go of e's Result; p.mu must be held.
+func (p *pendingSet) dropResult(e *approvalEntry) {
+	if e.result != nil {
+		p.resultBytes -= e.size
+		e.result, e.size = nil, 0
+	}
+}
+
+// approvalView is what a claim reports of an approval.
+type approvalView struct {
+	ap    execgate.Approval
+	state mcpserver.ApprovalState
+	// result is the Result of the approved call, handed out to this
+	// claim: set once per approval.
+	result  *execgate.Result
+	traceID string
+	err     error
+	// finished and forget are zero while it is open.
+	finished, forget time.Time
+}
+
+// claimAnswer says whether a claim found its approval.
+type claimAnswer int
+
+const (
+	claimFound   claimAnswer = iota + 1
+	claimUnknown             // no approval has the ID, or it is no longer kept
+	claimOthers              // the approval is another principal's
+)
+
+// claim reports what became of the approval with the given ID to
+// principal: to its proposer, whose claim is the one that gets the
+// Result of the approved call, once (every later claim reads it as
+// claimed), and, when approver is set, to an approver, who is told its
+// state and never given the Result. Another principal's approval is
+// claimOthers, which its callers must answer as they answer
+// claimUnknown. While the approval is open, claim waits up to wait for
+// it to be decided or to expire, or until ctx is done; a claim whose ctx
+// is done hands out no Result.
+func (p *pendingSet) claim(ctx context.Context, id, principal string, approver bool, wait time.Duration) (approvalView, claimAnswer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prune()
+	e, ok := p.m[id]
+	switch {
+	case !ok:
+		return approvalView{}, claimUnknown
+	case e.ap.Principal != principal && !approver:
+		return approvalView{}, claimOthers
+	}
+	for deadline := time.Now().Add(wait); e.open() && ctx.Err() == nil; {
+		d := time.Until(deadline)
+		if !e.taken {
+			// Nothing is told when an approval expires: wake up then.
+			d = min(d, e.ap.ExpiresAt.Sub(p.now()))
+		}
+		if d <= 0 {
+			break
+		}
+		p.mu.Unlock()
+		await(ctx, e.done, d)
+		p.mu.Lock()
+		p.prune()
+		if p.m[id] != e {
+			return approvalView{}, claimUnknown // forgotten while it was waited for
+		}
+	}
+	v := approvalView{ap: e.ap, state: e.state, traceID: e.traceID, err: e.err, finished: e.finished, forget: e.forget}
+	// A claimer that has gone would receive nothing: the Result stays
+	// for the next claim.
+	if e.ap.Principal == principal && e.state == mcpserver.ApprovalApproved && ctx.Err() == nil {
+		if e.result != nil {
+			v.result = e.result
+			p.dropResult(e)
+		}
+		e.state = mcpserver.ApprovalClaimed
+	}
+	return v, claimFound
+}
+
+// await waits up to d for done to be closed, or for ctx to be done.
+func await(ctx context.Context, done <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// Claim implements mcpserver.Outcomes: what became of the approval with
+// the given ID, to principal, its proposer.
+func (p *pendingSet) Claim(ctx context.Context, id, principal string, wait time.Duration) mcpserver.ApprovalOutcome {
+	v, found := p.claim(ctx, id, principal, false, wait)
+	if found != claimFound {
+		return mcpserver.ApprovalOutcome{State: mcpserver.ApprovalUnknown}
+	}
+	return mcpserver.ApprovalOutcome{State: v.state, Result: v.result, Err: v.err}
 }

@@ -21,8 +21,9 @@ import (
 // grants (config.Loaded.Reload), and the tokens of its HTTP handlers
 // (for --http, --approver-http and --mcp-http alike). What is fixed when
 // serve starts (the concurrency bounds, the principal of calls over
-// stdio, whether clients over --mcp-http approve by elicitation) is
-// reported as waiting for a restart.
+// stdio, whether clients over --mcp-http approve by elicitation, how long
+// a held MCP call waits for its decision) is reported as waiting for a
+// restart.
 type reloader struct {
 	path string
 	log  *slog.Logger
@@ -184,6 +185,9 @@ func (r *reloader) restartNeeded(old, next *config.Server) {
 	}
 	if r.mcpHTTP && old.MCPHTTPElicitation != next.MCPHTTPElicitation {
 		keys = append(keys, "mcp_http_elicitation")
+	}
+	if r.mcp != nil && old.ApprovalWait != next.ApprovalWait {
+		keys = append(keys, "approval_wait")
 	}
 	for _, k := range keys {
 		r.log.Warn("execgate: reload: a changed setting takes effect when serve is restarted; the one serve started with stays in force", "key", "server."+k)

@@ -252,6 +252,9 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		}
 		pending := newPendingSet(nil)
 		opts.OnPending = pending.add
+		// A retry of a held call learns its outcome (and waits for it
+		// up to server.approval_wait).
+		opts.Outcomes, opts.ApprovalWait = pending, srv.ApprovalWait
 		var err error
 		if approver, err = newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger}); err != nil {
 			return c.fail(exitUsage, err)
