@@ -11,18 +11,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/profiles"
 )
 
+// TestProfilesCommand_ListsEachProfileOnOneLine: execgate profiles prints
+// one line for each embedded profile, in order, with its name and its
+// summary, and nothing else; the profiles the project ships are all there.
 func TestProfilesCommand_ListsEachProfileOnOneLine(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "profiles")
 	require.Equal(t, exitOK, code, errOut)
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.GreaterOrEqual(t, len(lines), 3)
-	for _, want := range []string{"git ", "jq ", "rg "} {
-		assert.Contains(t, out, want)
-	}
-	for _, l := range lines {
-		assert.Greater(t, len(strings.Fields(l)), 1, "a name and a summary: %q", l)
+	require.True(t, strings.HasSuffix(out, "\n"), out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	names := profiles.Names()
+	require.Subset(t, names, []string{"git", "rg", "fd", "find", "jq", "yq", "grep", "head", "tail", "cat",
+		"wc", "ls", "sort", "sed", "tar", "curl", "gh", "kubectl", "terraform"}, "the profiles the project ships")
+	require.Len(t, lines, len(names), "one line a profile:\n%s", out)
+	for i, name := range names {
+		summary := profiles.Summary(name)
+		require.NotEmpty(t, summary, "%s has a summary", name)
+		got, rest, ok := strings.Cut(lines[i], " ")
+		require.True(t, ok, "a name and a summary: %q", lines[i])
+		assert.Equal(t, name, got, "line %d", i+1)
+		assert.Equal(t, summary, strings.TrimLeft(rest, " "), "line %d: %s's summary", i+1, name)
 	}
 }
 
