@@ -51,7 +51,11 @@ out-of-band approver; refuse, refused. Pending approvals can be decided
 only through --approver-http ADDR, which serves the approval routes of the
 HTTP API (GET /v1/approvals, POST /v1/approvals/{id}) to the
 configuration's server.approvers; without it a pending approval expires
-unused. Nothing but MCP is written on stdout; logs go to stderr.
+unused. An agent told pending learns what became of it by calling the
+tool again with the same arguments once a person has decided (the Result
+of an approved call is handed out once); server.approval_wait makes a
+held call wait that long for the decision. Nothing but MCP is written on
+stdout; logs go to stderr.
 
 With --mcp-http ADDR, serve speaks MCP over Streamable HTTP instead, at
 http://ADDR/mcp, to the callers listed with their token hashes in the
@@ -64,6 +68,8 @@ configuration's approvers, who decide it at the same address (GET
 /v1/approvals, POST /v1/approvals/{id}); a client's answer to an
 elicitation approves it only where the server section sets
 mcp_http_elicitation: true, since the client may be the agent itself.
+The agent learns the outcome as over stdio, or with GET
+/v1/approvals/{id} and its own token.
 
 With --http ADDR, serve is the HTTP API instead, for the callers and
 approvers listed with their token hashes in the configuration's server
