@@ -375,14 +375,19 @@ Version prints the module version the binary was built from.
 `,
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
 		return func(c *cli, _ context.Context, _ []string) int {
-			v := "devel"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintf(c.stdout, "execgate %s\n", v)
+			fmt.Fprintf(c.stdout, "execgate %s\n", moduleVersion())
 			return exitOK
 		}
 	},
+}
+
+// moduleVersion is the module version the binary was built from, or
+// "devel".
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
 }
 
 // refusalBody is what execgate run prints on stderr for a refused call.

@@ -14,9 +14,9 @@
 //
 // # Commands
 //
-//	execgate serve --config FILE [--principal P] [--approvals elicit|pending|refuse] [--approver-http ADDR] [--logical-names] [--audit FILE]
-//	execgate serve --config FILE --mcp-http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--logical-names] [--audit FILE]
-//	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
+//	execgate serve --config FILE [--principal P] [--approvals elicit|pending|refuse] [--approver-http ADDR] [--logical-names] [--audit FILE] [--otel] [--log-format json|text]
+//	execgate serve --config FILE --mcp-http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--logical-names] [--audit FILE] [--otel] [--log-format json|text]
+//	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE] [--otel] [--log-format json|text]
 //	execgate check --config FILE
 //	execgate explain --config FILE [--principal P] [--json] NAME [INPUT]
 //	execgate test  --config FILE CASES.yaml
@@ -378,6 +378,35 @@
 // a failed TLS handshake is logged on stderr. Every other request,
 // OPTIONS * included, reaches the API and is answered with JSON.
 //
+// # Health probes
+//
+// Every address serve listens on, --http, --mcp-http and --approver-http
+// alike, answers GET and HEAD of two paths before anything else looks
+// at the request: no token is asked for (a wrong one is ignored),
+// nothing is recorded in the audit trail, no caller's bound or rate is
+// spent, and the body is only the status, never a version, a tool or a
+// count:
+//
+//	/healthz  200 {"status":"ok"} whenever the process answers (liveness)
+//	/readyz   200 {"status":"ok"} while the address serves and the gate
+//	          can take calls; 503 {"status":"unavailable"} before it
+//	          serves, once it is shutting down, and while the audit
+//	          trail (--audit) refuses records (readiness)
+//
+// Any other method on those paths is refused like a method any route
+// does not serve (405, Allow: GET, HEAD, recorded); "/healthz/" and
+// other spellings are no route (404). While serve shuts down it accepts
+// no new connection, which a probe sees as not ready too.
+//
+// An audit trail that failed to write (a full disk) refuses every call
+// until a record succeeds again (see package audit), and only a record
+// can tell that it would: a balancer that sends no calls to an address
+// that is not ready would leave it so. So while the trail refuses,
+// /readyz tries to record itself, at most once a second, as a refusal
+// (op "request", route "GET /readyz", error "audit"); once the disk has
+// room again, that entry is where the trail resumes, and /readyz is 200
+// from it on.
+//
 // # Reloading
 //
 // On SIGHUP, serve (MCP on stdio, MCP over Streamable HTTP and the HTTP
@@ -472,6 +501,47 @@
 // before the process starts, and its outcome. audit verify also lists,
 // as "FILE: unfinished: seq N: ...", every intent no outcome follows:
 // what serve leaves when it is killed while a command runs.
+//
+// # OpenTelemetry
+//
+// serve --otel exports every call, run or refused (a refusal before the
+// gate included), as an OpenTelemetry span, as package audit/otelaudit
+// makes them: named "execgate." and the operation, with the name,
+// principal, policy decision, executable, exit code and termination as
+// attributes, never the argv, stdin or an environment value. Spans are
+// batched and sent over OTLP/HTTP (protobuf, or JSON with
+// OTEL_EXPORTER_OTLP_PROTOCOL=http/json) by the OpenTelemetry Go SDK,
+// configured only by the standard variables, as the SDK reads them:
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the
+// SDK's default is https://localhost:4318; a collector without TLS takes
+// an http:// URL), _HEADERS, _TIMEOUT, _COMPRESSION and _CERTIFICATE,
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the
+// service is "execgate" unless they name another; service.version is
+// the binary's), OTEL_TRACES_SAMPLER and _ARG, and the batch's
+// OTEL_BSP_ variables. OTEL_TRACES_EXPORTER=none or
+// OTEL_SDK_DISABLED=true export nothing; another exporter, or the grpc
+// protocol, stops serve at start (exit 2): this binary has only
+// OTLP/HTTP, whose port is 4318 where gRPC's is 4317. The probes make
+// no span, but for the record /readyz tries while the audit trail
+// refuses records (see "Health probes"). When serve stops, the spans still held are sent, for up to
+// 5 seconds. The SDK's own errors (a collector that cannot be reached)
+// are logged on stderr as warnings. Without --otel, nothing is
+// exported, no exporter is made and the OTEL_ variables are not read.
+// The audit trail of --audit stays the record: a span is not a
+// substitute for it.
+//
+// # Logs
+//
+// serve logs on stderr with log/slog, one JSON object per line by
+// default, with "time", "level", "msg" and fields ("url" of an address
+// served, "principal" over stdio, "file" and "problem" of a reload,
+// "error"); --log-format text writes slog's key=value lines
+// instead. The messages say what happened in words ("execgate: serving
+// the HTTP API on http://127.0.0.1:8080"), and never hold a token, a
+// request's body, a command's stdin or an environment value. Usage
+// errors and a configuration that does not load, and the error that
+// ends serve, are printed as plain text, one line, as by every
+// execgate command; MCP over stdio writes only MCP on stdout.
 //
 // # Importing from flux7-mesh
 //

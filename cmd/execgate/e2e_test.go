@@ -152,7 +152,8 @@ func TestE2E_ServeStdio(t *testing.T) {
 	assert.Contains(t, st.Message, "nothing here can give one")
 	assert.Contains(t, st.Message, "--approver-http")
 
-	assert.Contains(t, stderr.String(), `over MCP on stdio as principal "local-agent"`)
+	assert.Contains(t, stderr.String(), "serving 3 tools over MCP on stdio")
+	assert.Contains(t, stderr.String(), `"principal":"local-agent"`, "the principal is a field of the JSON record")
 }
 
 // TestE2E_StdioPendingApprovedOverHTTP: a client without elicitation gets

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/execgate/execgate"
@@ -23,26 +24,32 @@ type gate struct {
 // openGate loads the configuration at configPath and builds an Executor
 // from it. With auditPath, every call is also appended to the hash-chained
 // audit file there, and the Executor refuses calls it cannot record.
-func openGate(configPath, auditPath string) (*gate, error) {
+// Every Event also goes to each of also (serve --otel's spans).
+func openGate(configPath, auditPath string, also ...execgate.Auditor) (*gate, error) {
 	loaded, err := config.LoadFile(configPath)
 	if err != nil {
 		return nil, err
 	}
-	return newGate(loaded, auditPath, nil)
+	return newGate(loaded, auditPath, nil, also...)
 }
 
 // newGate builds the Executor of a loaded configuration; execFn nil means
-// the default, which starts real processes.
-func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn) (*gate, error) {
+// the default, which starts real processes. The audit chain of auditPath
+// comes first, then also, each handed every Event.
+func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn, also ...execgate.Auditor) (*gate, error) {
 	g := &gate{loaded: loaded}
-	var auditor execgate.Auditor = recorder{}
+	auditors := slices.Clone(also)
 	if auditPath != "" {
 		var err error
 		g.chain, err = audit.OpenChain(auditPath, audit.ChainOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("audit file %s: %w", auditPath, err)
 		}
-		auditor = audit.Multi(g.chain, recorder{})
+		auditors = slices.Insert(auditors, 0, execgate.Auditor(g.chain))
+	}
+	var auditor execgate.Auditor = recorder{}
+	if len(auditors) > 0 {
+		auditor = audit.Multi(append(auditors, recorder{})...)
 	}
 	srv := g.server()
 	x, err := execgate.NewExecutor(execgate.Config{

@@ -160,6 +160,10 @@ func newAPI(opts apiOptions) (*api, error) {
 	mux.HandleFunc("POST /v1/approvals/{id}", a.decideApproval)
 	mux.HandleFunc("/v1/approvals/{id}", a.methodNotAllowed("GET, POST"))
 	mux.HandleFunc("/v1/approvals", a.methodNotAllowed("GET"))
+	// GET and HEAD of the probes are answered in front of the API (see
+	// probes); any other method is refused here, as on every route.
+	mux.HandleFunc(healthzPath, a.methodNotAllowed(probeAllow))
+	mux.HandleFunc(readyzPath, a.methodNotAllowed(probeAllow))
 	mux.HandleFunc("/", a.noRoute)
 	a.mux = mux
 	return a, nil

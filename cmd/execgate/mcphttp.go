@@ -380,7 +380,7 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 	if len(srv.Approvers) == 0 && !srv.MCPHTTPElicitation {
 		logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
 	}
-	h, err := newMCPHTTPServer(ctx, g, srv, o.logicalNames, logger, slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	h, err := newMCPHTTPServer(ctx, g, srv, o.logicalNames, logger, newLogger(c.stderr, o.logFormat, slog.LevelWarn))
 	if err != nil {
 		return c.mcpServerFailed(o, err)
 	}

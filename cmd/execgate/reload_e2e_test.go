@@ -66,8 +66,16 @@ type serveProcess struct {
 
 func startServe(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
+	return startServeEnv(t, nil, args...)
+}
+
+// startServeEnv starts serve with the environment env (nil: this
+// process's).
+func startServeEnv(t *testing.T, env []string, args ...string) *serveProcess {
+	t.Helper()
 	p := &serveProcess{stderr: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(binary(t), append([]string{"serve"}, args...)...)
+	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() { p.err = p.cmd.Wait(); close(p.exited) }()

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -30,9 +31,9 @@ var serveCmd = &command{
 	summary: "serve the allowlist over MCP on stdio or Streamable HTTP, or as an HTTP API",
 	usage: `Usage:
 
-	execgate serve --config FILE [--principal P] [--approvals MODE] [--approver-http ADDR] [--logical-names] [--audit FILE]
-	execgate serve --config FILE --mcp-http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--logical-names] [--audit FILE]
-	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE]
+	execgate serve --config FILE [--principal P] [--approvals MODE] [--approver-http ADDR] [--logical-names] [--audit FILE] [--otel] [--log-format json|text]
+	execgate serve --config FILE --mcp-http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--logical-names] [--audit FILE] [--otel] [--log-format json|text]
+	execgate serve --config FILE --http ADDR [--tls-cert FILE --tls-key FILE | --insecure] [--audit FILE] [--otel] [--log-format json|text]
 
 Without --http or --mcp-http, serve speaks the Model Context Protocol on
 stdin and stdout: every command name of the configuration is a tool, and
@@ -82,6 +83,22 @@ printed on stderr. A host that is not loopback is refused unless
 --tls-cert and --tls-key are given, or --insecure says plain HTTP is
 meant.
 
+Every address serve listens on (--http, --mcp-http, --approver-http)
+answers GET and HEAD of /healthz (200 while the process answers) and
+/readyz (200 while it serves and its audit trail takes records, else
+503), without a token and without a record, with {"status":"ok"} or
+{"status":"unavailable"} and nothing else.
+
+With --otel, every call is exported as an OpenTelemetry span over
+OTLP/HTTP, configured by the standard variables (OTEL_EXPORTER_OTLP_ENDPOINT,
+OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, ...);
+the spans still held are sent when serve stops. Without it nothing is
+exported and the OTEL_ variables are not read.
+
+serve logs on stderr, one JSON object per line (--log-format text for
+key=value lines); a problem that stops it is its last line, as plain
+text.
+
 serve stops on SIGINT or SIGTERM, letting running calls finish for up to
 10 seconds, or, over stdio, when the client closes stdin.
 
@@ -109,6 +126,8 @@ does not load or has no tokens for --http or --mcp-http.
 		fs.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP on an address that is not loopback")
 		fs.StringVar(&o.audit, "audit", "", "append every call to the hash-chained audit `FILE`")
 		fs.BoolVar(&o.logicalNames, "logical-names", false, "over MCP, list the tools under their command names, dots included (default: '.' made '_', as every MCP client accepts)")
+		fs.BoolVar(&o.otel, "otel", false, "export every call as an OpenTelemetry span over OTLP/HTTP, configured by the standard OTEL_* variables")
+		fs.StringVar(&o.logFormat, "log-format", defaultLogFormat, "the format of the logs on stderr: json or text")
 		return func(c *cli, ctx context.Context, args []string) int {
 			if len(args) > 0 {
 				return c.usageError("unexpected arguments %q", args)
@@ -122,7 +141,8 @@ does not load or has no tokens for --http or --mcp-http.
 type serveOptions struct {
 	config, principal, approvals, approverHTTP string
 	http, mcpHTTP, tlsCert, tlsKey, audit      string
-	insecure, logicalNames                     bool
+	logFormat                                  string
+	insecure, logicalNames, otel               bool
 }
 
 // approvalModes are the values of --approvals.
@@ -140,13 +160,21 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	if code != exitOK {
 		return code
 	}
-	g, err := openGate(o.config, o.audit)
+	logger := newLogger(c.stderr, o.logFormat, slog.LevelInfo)
+	tel, err := startTelemetry(ctx, o.otel, os.Getenv, logger)
+	if err != nil {
+		return c.fail(exitUsage, fmt.Errorf("--otel: %w", err))
+	}
+	defer tel.shutdown(logger)
+	g, err := openGate(o.config, o.audit, tel.auditors()...)
 	if err != nil {
 		return c.loadError(err)
 	}
 	defer g.Close()
+	if lc != nil {
+		lc.ready = g.readiness()
+	}
 	srv := g.server()
-	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 	logRecovery(logger, o.audit, g.chain)
 	for _, w := range g.loaded.Warnings() {
 		logger.Warn("execgate: the configuration loads, with a warning", "warning", w.String())
@@ -168,6 +196,9 @@ func (c *cli) serveFlags(o *serveOptions) (mcpserver.ApprovalMode, *listenConfig
 	var lc *listenConfig
 	if o.config == "" {
 		return 0, nil, c.usageError("--config is required")
+	}
+	if err := checkLogFormat(o.logFormat); err != nil {
+		return 0, nil, c.usageError("%v", err)
 	}
 	if o.http != "" && o.mcpHTTP != "" {
 		return 0, nil, c.usageError("--http and --mcp-http are two servers; run serve once for each, with the same --config")
@@ -240,7 +271,7 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		Principal: principal,
 		Allowlist: g.loaded.Allowlist,
 		Approvals: mode,
-		Logger:    slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:    newLogger(c.stderr, o.logFormat, slog.LevelWarn),
 
 		LogicalNames: o.logicalNames,
 		// The tools this principal's policy could allow or hold, as
@@ -289,7 +320,7 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	} else {
 		httpDone <- nil
 	}
-	fmt.Fprintf(c.stderr, "execgate: serving %d tools over MCP on stdio as principal %q\n", len(g.loaded.Allowlist.Specs()), principal)
+	logger.Info(fmt.Sprintf("execgate: serving %d tools over MCP on stdio", len(g.loaded.Allowlist.Specs())), "principal", principal)
 	err = ms.Run(ctx, ms.StdioTransport(c.stdin, c.stdout))
 	cancel()
 	herr := <-httpDone
@@ -317,6 +348,9 @@ func (c *cli) mcpServerFailed(o *serveOptions, err error) int {
 type listenConfig struct {
 	addr string      // HOST:PORT, with an empty host made 127.0.0.1
 	tls  *tls.Config // nil for plain HTTP
+	// ready is what /readyz asks of the gate behind the address (see
+	// probes); nil: nothing.
+	ready func(*http.Request) error
 }
 
 // checkListen checks a HOST:PORT to serve HTTP on: an empty host means
@@ -390,8 +424,11 @@ func (c *cli) serveOn(ctx context.Context, ln net.Listener, lc *listenConfig, h 
 	if lc.tls != nil {
 		scheme = "https"
 	}
-	hs := newHTTPServer(h, logger)
-	fmt.Fprintf(c.stderr, "execgate: serving %s on %s://%s\n", what, scheme, ln.Addr())
+	p := newProbes(h, lc.ready)
+	hs := newHTTPServer(p, logger)
+	p.serving()
+	url := scheme + "://" + ln.Addr().String()
+	logger.Info("execgate: serving "+what+" on "+url, "url", url)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -399,6 +436,7 @@ func (c *cli) serveOn(ctx context.Context, ln net.Listener, lc *listenConfig, h 
 		return err
 	case <-ctx.Done():
 	}
+	p.stopping()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	err := hs.Shutdown(sctx)
@@ -408,7 +446,7 @@ func (c *cli) serveOn(ctx context.Context, ln net.Listener, lc *listenConfig, h 
 	if serr := <-done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}
-	fmt.Fprintf(c.stderr, "execgate: %s stopped\n", what)
+	logger.Info("execgate: " + what + " stopped")
 	return err
 }
 
