@@ -44,6 +44,27 @@
 // helper exits with status 2: the command never runs unconfined by
 // accident.
 //
+// # Warm helpers
+//
+// A helper may also be started before its call (see Warm): with an argv
+// of [name, WarmMarker, token, preparation], descriptor 3 a Unix socket
+// whose other end only the gate holds, descriptor 4 its status pipe, and
+// descriptors 5 and 6 open on /dev/null, holding the places of the pinned
+// executable and the egress socket (the Go runtime opens files of its
+// own at the lowest free numbers). While it waits it does only what does
+// not depend on a call: it brings up the loopback interface of its
+// network namespace, and makes its mount tree private and read-only
+// (sealTree). A handoff is one message with the command's stdout, stderr,
+// stdin (if any), pinned executable and egress socket as SCM_RIGHTS and
+// the Request's length; the Request follows, within ten seconds. The
+// helper checks the token and that the descriptors are exactly those the
+// Request asks for, puts each in its place, binds the call's write paths
+// writable, enters the call's working directory (Request.Dir), and goes
+// on as a helper started for its call would, from the capabilities on.
+// If the socket closes before a handoff (the gate ended, or retired it),
+// it exits. The checks a helper started for its call makes of its
+// privileges (AT_SECURE) and token are made the same way.
+//
 // # Who can make a process a helper
 //
 // Every program that imports execgate contains the helper, so the helper

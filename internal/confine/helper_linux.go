@@ -28,17 +28,20 @@ const exitRefused = 2
 
 // RunHelperIfRequested turns the calling process into a confinement helper
 // if, and only if, it was started as one: argv is exactly
-// [name, Marker, token]. Otherwise it returns at once, having looked at
+// [name, Marker, token], or [name, WarmMarker, token, preparation] for a
+// warm helper (see Warm). Otherwise it returns at once, having looked at
 // nothing but os.Args. Once in helper mode it never returns: it either
 // executes the target or exits with status 2.
 //
 // It must be called from an init function, before the program does
 // anything else.
 func RunHelperIfRequested() {
-	if len(os.Args) != 3 || os.Args[1] != Marker {
-		return
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == Marker:
+		os.Exit(runHelper(os.Args[2]))
+	case len(os.Args) == 4 && os.Args[1] == WarmMarker:
+		os.Exit(runWarmHelper(os.Args[2], os.Args[3]))
 	}
-	os.Exit(runHelper(os.Args[2]))
 }
 
 // runHelper is the whole life of a helper process. It returns the exit

@@ -33,20 +33,42 @@ func readOnlyTree(writePaths []string) error {
 	if err != nil {
 		return fmt.Errorf("reading the working directory: %w", err)
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making the mount tree private: %w", err)
-	}
-	switch err := setattrTree(writePaths); {
-	case err == nil:
-		return chdir(wd)
-	case !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM):
+	sealed, err := sealTree()
+	if err != nil {
 		return err
+	}
+	if err := bindWritePaths(sealed, writePaths); err != nil {
+		return err
+	}
+	return chdir(wd)
+}
+
+// sealing is how sealTree made the tree read-only, which is how
+// bindWritePaths makes a write path writable again.
+type sealing int
+
+const (
+	sealedBySetattr sealing = iota + 1 // mount_setattr(2), every mount at once
+	sealedByRemount                    // one read-only remount per mount
+)
+
+// sealTree makes the mount tree private, so that nothing propagates in or
+// out, and every mount of it read-only.
+func sealTree() (sealing, error) {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return 0, fmt.Errorf("making the mount tree private: %w", err)
+	}
+	switch err := setattrTree(); {
+	case err == nil:
+		return sealedBySetattr, nil
+	case !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM):
+		return 0, err
 	}
 	// A kernel before 5.12, without mount_setattr, or a filter around the
 	// gate that refuses it: one remount per mount.
 	mounts, err := readMountInfo()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// Deepest first, so that a mount's read-only remount is not hidden
 	// by one below it in the same place.
@@ -66,15 +88,29 @@ func readOnlyTree(writePaths []string) error {
 			// above it renamed or made unsearchable, perhaps by an
 			// earlier command in a write path) is not skipped: it
 			// would stay writable.
-			return fmt.Errorf("making %s read-only: %w", m.point, err)
+			return 0, fmt.Errorf("making %s read-only: %w", m.point, err)
 		}
 	}
+	return sealedByRemount, nil
+}
+
+// bindWritePaths binds each write path that exists onto itself, in a tree
+// that sealTree sealed, and makes that one mount, not the mounts nested
+// below it, writable again, keeping what the kernel locked.
+func bindWritePaths(sealed sealing, writePaths []string) error {
+	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
 	for _, p := range writePaths {
 		if _, err := os.Stat(p); err != nil {
 			continue // grants nothing, as in the Landlock rules
 		}
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("binding the write path %s: %w", p, err)
+		}
+		if sealed == sealedBySetattr {
+			if err := unix.MountSetattr(unix.AT_FDCWD, p, 0, rw); err != nil {
+				return fmt.Errorf("making the write path %s writable: %w", p, err)
+			}
+			continue
 		}
 		// The new bind copied the read-only flag: clear it on that
 		// mount alone, keeping what the kernel locked.
@@ -86,7 +122,7 @@ func readOnlyTree(writePaths []string) error {
 			return fmt.Errorf("making the write path %s writable: %w", p, err)
 		}
 	}
-	return chdir(wd)
+	return nil
 }
 
 // chdir enters the working directory wd again, through the new mounts.
@@ -97,32 +133,18 @@ func chdir(wd string) error {
 	return nil
 }
 
-// setattrTree does what readOnlyTree does with mount_setattr(2) (Linux
-// 5.12): one call makes every mount of the tree read-only, however mounts
-// are stacked or hidden under others and whatever flags the kernel has
-// locked (adding read-only is always allowed); then each write path is
-// bound onto itself and that one mount, not the mounts nested below it,
-// made writable again. It returns ENOSYS or EPERM, having changed
+// setattrTree makes every mount of the tree read-only with
+// mount_setattr(2) (Linux 5.12), in one call, however mounts are stacked
+// or hidden under others and whatever flags the kernel has locked (adding
+// read-only is always allowed). It returns ENOSYS or EPERM, having changed
 // nothing, when the kernel has no such call or a filter refuses it.
-func setattrTree(writePaths []string) error {
+func setattrTree() error {
 	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
 		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
 			return err
 		}
 		return fmt.Errorf("making the mount tree read-only: %w", err)
-	}
-	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-	for _, p := range writePaths {
-		if _, err := os.Stat(p); err != nil {
-			continue // grants nothing, as in the Landlock rules
-		}
-		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("binding the write path %s: %w", p, err)
-		}
-		if err := unix.MountSetattr(unix.AT_FDCWD, p, 0, rw); err != nil {
-			return fmt.Errorf("making the write path %s writable: %w", p, err)
-		}
 	}
 	return nil
 }

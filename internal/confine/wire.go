@@ -14,6 +14,11 @@ import (
 // has an empty environment.
 const Marker = "-execgate-confinement-helper:v1"
 
+// WarmMarker is argv[1] of a helper started ahead of its call (see Warm):
+// its argv is [name, WarmMarker, token, prepare], and its descriptor 3 is
+// a Unix socket on which the Request and the command's descriptors come.
+const WarmMarker = "-execgate-confinement-helper-warm:v1"
+
 // The descriptors a helper process inherits, in the order of
 // exec.Cmd.ExtraFiles.
 const (
@@ -54,7 +59,7 @@ const (
 const maxStatusSize = 64 << 10
 
 // requestMagic starts every encoded Request: the format and its version.
-const requestMagic = "execgate.confine.request.v1"
+const requestMagic = "execgate.confine.request.v2"
 
 // Access is a set of rights a Rule grants beneath its path.
 type Access uint8
@@ -134,6 +139,10 @@ type Request struct {
 	// BestEffort lets the helper go on when the kernel lacks Landlock,
 	// reporting what it could not apply, instead of failing.
 	BestEffort bool
+	// Dir is the working directory a warm helper enters before anything
+	// else; "" leaves the one it was started in (a helper started for
+	// its call is started in the command's).
+	Dir string
 }
 
 // Encode returns the binary encoding of r: the magic string, then every
@@ -162,6 +171,7 @@ func (r *Request) Encode() []byte {
 	e.bool(r.ReadOnlyTree)
 	e.bool(r.UnixSockets)
 	e.bool(r.EgressListener)
+	e.str(r.Dir)
 	e.u64(uint64(len(r.Filters)))
 	for _, f := range r.Filters {
 		e.u64(uint64(len(f)))
@@ -204,6 +214,7 @@ func DecodeRequest(b []byte) (*Request, error) {
 	r.ReadOnlyTree = d.bool()
 	r.UnixSockets = d.bool()
 	r.EgressListener = d.bool()
+	r.Dir = d.str()
 	if n := d.count(8); n <= maxFilters {
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			m := d.count(8)
@@ -227,7 +238,7 @@ func DecodeRequest(b []byte) (*Request, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if len(r.Argv) == 0 || (r.Path == "") != r.PinnedFD || r.EgressListener && !r.NetworkIsolated {
+	if len(r.Argv) == 0 || (r.Path == "") != r.PinnedFD || r.EgressListener && !r.NetworkIsolated || r.Dir != "" && r.Dir[0] != '/' {
 		return nil, errors.New("malformed execgate confinement request")
 	}
 	return r, nil

@@ -18,6 +18,7 @@ func sampleRequest() *Request {
 		NetworkIsolated: true, ScopeAbstractUnix: true,
 		Limits:     Limits{CPUSeconds: 1, AddressSpace: 2, Files: 3, FileSize: 4, Processes: 5},
 		BestEffort: true,
+		Dir:        "/srv/work",
 	}
 }
 
@@ -62,6 +63,7 @@ func TestDecodeRequestRefusesAnythingElse(t *testing.T) {
 		{Path: "/p", Argv: []string{"p"}, Rules: []Rule{{Path: "/", Access: 0x80}}},
 		{Path: "/p", Argv: []string{"p"}, Rules: []Rule{{Path: "/", Access: 0}}},
 		{Path: "/p"},
+		{Path: "/p", Argv: []string{"p"}, Dir: "relative/dir"},
 	} {
 		_, err := DecodeRequest(r.Encode())
 		assert.Error(t, err, "%+v", r)
