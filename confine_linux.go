@@ -17,6 +17,10 @@ import (
 // helper's launch, whether the helper gets new user and network
 // namespaces, and what is already known not to be applied.
 type confinedStart struct {
+	// req and exe are what the helper is given; launch is its start,
+	// made by cold, or by a warm helper's handoff (see runWarm).
+	req        confine.Request
+	exe        *os.File
 	launch     *confine.Launch
 	ns         confine.Namespaces
 	bestEffort bool
@@ -95,11 +99,18 @@ func newConfinedStart(inv Invocation, exe *os.File) (*confinedStart, error) {
 		return nil, fmt.Errorf("execgate: cannot start %s confined: %w", inv.Path, err)
 	}
 	req.Filters = filters
-	l, err := confine.NewLaunch(req, exe)
+	return &confinedStart{req: req, exe: exe, ns: namespacesFor(c), bestEffort: c.BestEffort, proxy: proxy}, nil
+}
+
+// cold prepares the start of a helper for this call alone, when no warm
+// helper took it.
+func (c *confinedStart) cold(inv Invocation) error {
+	l, err := confine.NewLaunch(c.req, c.exe)
 	if err != nil {
-		return nil, fmt.Errorf("execgate: cannot start %s: creating the confinement helper's pipes: %w", inv.Path, err)
+		return fmt.Errorf("execgate: cannot start %s: creating the confinement helper's pipes: %w", inv.Path, err)
 	}
-	return &confinedStart{launch: l, ns: namespacesFor(c), bestEffort: c.BestEffort, proxy: proxy}, nil
+	c.launch = l
+	return nil
 }
 
 // apply turns cmd, built for the target, into the start of the helper:
@@ -176,6 +187,12 @@ func startErrorCause(inv Invocation, err error) error {
 // listener until the proxy accepts them.
 func (c *confinedStart) started() {
 	c.launch.Started(c.ns)
+	c.serveEgress()
+}
+
+// serveEgress starts the call's egress proxy, if it has one, on the
+// listener the helper makes in the command's network namespace.
+func (c *confinedStart) serveEgress() {
 	if c.proxy == nil {
 		return
 	}
@@ -229,5 +246,7 @@ func (c *confinedStart) finish(inv Invocation, out Outcome) Outcome {
 
 // close releases the launch.
 func (c *confinedStart) close() {
-	c.launch.Close()
+	if c.launch != nil {
+		c.launch.Close()
+	}
 }

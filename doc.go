@@ -309,10 +309,26 @@
 // set-user-ID or with file capabilities refuses to be one, and a program
 // that never uses Confine pays one string comparison at start-up. The
 // init functions of packages initialized before this one also run in the
-// helper: keep them free of side effects. /proc must be mounted. A
-// confined call costs one more start of the calling program, a few
-// milliseconds, and a few more without network (BENCHMARKS.md has
-// figures).
+// helper: keep them free of side effects. /proc must be mounted.
+//
+// Starting a helper (the program's own start, the new namespaces, the
+// loopback interface) is most of what a confined call costs, so
+// DefaultExecFn keeps helpers started ahead: after a confined call it
+// keeps up to two ready for each kind of namespaces it used, for at most
+// 30 seconds each, and hands the next call of that kind to one of them
+// over a socket (the request, and the command's stdin, stdout and
+// stderr). A warm helper runs nothing of a call before that handoff, and
+// everything that depends on the call (its write paths, working
+// directory, capabilities, Landlock rules, system call filters and
+// limits) is still applied for that call alone, after it. Its mount
+// namespace is a copy made when it started, so every change to the
+// calling process's mount table retires the helpers started before it;
+// where that table cannot be watched (/proc/self/mountinfo) no helper is
+// kept. A warm helper ends with the program (a parent-death signal, and
+// its socket closing), and [CloseIdleConfinementHelpers] ends the idle
+// ones at once, for tests that look for goroutines or processes left
+// behind. A call that finds none ready starts its own helper, as before;
+// BENCHMARKS.md has the figures of both.
 //
 // What the kernel must offer: Landlock ABI 3 or later (Linux 6.2, with
 // Landlock enabled among the boot-time LSMs) for the filesystem rules, and,

@@ -224,6 +224,14 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating pipes: %w", inv.Path, err))
 	}
 	defer p.closeAll()
+	if conf != nil {
+		if out, ok := conf.runWarm(ctx, inv, &p, exe, timeout, maxOutput); ok {
+			return out
+		}
+		if err := conf.cold(inv); err != nil {
+			return spawnFailed(err)
+		}
+	}
 	for {
 		// Built field by field from an absolute path and an argv slice: no
 		// lookup, no shell. argv[0] is always the path the allowlist

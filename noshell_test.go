@@ -145,6 +145,7 @@ var processStarters = map[string]map[string]bool{
 // once it has confined itself (see processImageFiles for why it exists).
 var processStartFiles = map[string]bool{
 	"exec_fn_unix.go":                 true,
+	"confine_pool_linux.go":           true,
 	"internal/confine/exec_linux.go":  true,
 	"internal/proc/watchdog_linux.go": true,
 }
@@ -245,6 +246,15 @@ func TestNoShell_OnlyTheExecFnStartsProcesses(t *testing.T) {
 			require.Len(t, hits, 1, "%s", p)
 			assert.Contains(t, hits[0], ": exec.Cmd literal", "%s", p)
 			assert.Contains(t, string(src), `Path:        "/proc/self/exe",`, "%s", p)
+		}
+		if filepath.ToSlash(p) == "confine_pool_linux.go" {
+			// A warm confinement helper is this program itself, with an
+			// empty environment; what it runs comes later, from the
+			// ExecFn, in its handoff.
+			require.Len(t, hits, 1, "%s", p)
+			assert.Contains(t, hits[0], ": exec.Cmd literal", "%s", p)
+			assert.Contains(t, string(src), `Path:        confine.HelperPath,`, "%s", p)
+			assert.Contains(t, string(src), `Env:         []string{},`, "%s", p)
 		}
 		if processImageFiles[filepath.ToSlash(p)] {
 			// The helper replaces its image once, with syscall.Exec, and

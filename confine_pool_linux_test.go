@@ -1,0 +1,275 @@
+//go:build linux
+
+package execgate
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/internal/confine"
+)
+
+func init() {
+	// probe prints what a confined command runs under and may do: its
+	// working directory, capabilities, no_new_privs, system call filter
+	// and descriptors, and whether it can write args[0] (outside its
+	// write paths), change the mode of args[1] (outside too) and write
+	// args[2] (inside).
+	moreHelpers["probe"] = func(args []string) int {
+		wd, _ := os.Getwd()
+		fmt.Println("wd", wd)
+		f, err := os.Open("/proc/self/status")
+		if err != nil {
+			return helperFail(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ":")
+			if strings.HasPrefix(k, "Cap") || k == "NoNewPrivs" || k == "Seccomp" || k == "Seccomp_filters" {
+				fmt.Println(k, strings.TrimSpace(v))
+			}
+		}
+		f.Close()
+		fds, _ := os.ReadDir("/proc/self/fd")
+		var names []string
+		for _, e := range fds {
+			names = append(names, e.Name())
+		}
+		fmt.Println("fds", len(names)) // the directory's own descriptor included
+		fmt.Println("write outside:", os.WriteFile(helperArg(args, 0), []byte("x"), 0o644) == nil)
+		fmt.Println("chmod outside:", os.Chmod(helperArg(args, 1), 0o777) == nil)
+		fmt.Println("write inside:", os.WriteFile(helperArg(args, 2), []byte("x"), 0o644) == nil)
+		return 0
+	}
+}
+
+// warmUp runs spec once, so that the pool starts helpers of its kind, and
+// waits until they are ready.
+func warmUp(t *testing.T, spec CommandSpec) {
+	t.Helper()
+	res := runSpec(t, spec)
+	require.True(t, res.OK, "%+v", res)
+	key := warmKey{namespacesFor(spec.Confine), os.Geteuid(), os.Getegid()}
+	require.Eventually(t, func() bool {
+		warmHelpers.mu.Lock()
+		defer warmHelpers.mu.Unlock()
+		k := warmHelpers.kinds[key]
+		return k != nil && len(k.idle) == warmPerKind
+	}, 20*time.Second, 5*time.Millisecond, "no warm helper was made ready")
+}
+
+// runWarmSpec runs spec on a warm helper, and fails if it did not.
+func runWarmSpec(t *testing.T, spec CommandSpec) Result {
+	t.Helper()
+	warmUp(t, spec)
+	before := warmHelpers.handed.Load()
+	res := runSpec(t, spec)
+	require.Equal(t, before+1, warmHelpers.handed.Load(), "the call was not handed to a warm helper")
+	return res
+}
+
+// runColdSpec runs spec with no warm helpers.
+func runColdSpec(t *testing.T, spec CommandSpec) Result {
+	t.Helper()
+	warmHelpers.setOff(true)
+	defer warmHelpers.setOff(false)
+	before := warmHelpers.handed.Load()
+	res := runSpec(t, spec)
+	require.Equal(t, before, warmHelpers.handed.Load())
+	return res
+}
+
+// TestConfinement_WarmAndColdStartsConfineAlike runs the same confined
+// probe on a helper started for it and on a warm one: what it runs under
+// and what it may do are the same, word for word.
+//
+// Invariant 13 of DESIGN.md.
+func TestConfinement_WarmAndColdStartsConfineAlike(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		network bool
+	}{
+		{"with the network", true},
+		{"without the network", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !requireSupport(t, true, !c.network) {
+				return
+			}
+			dir, out := t.TempDir(), t.TempDir()
+			canary := filepath.Join(out, "canary")
+			require.NoError(t, os.WriteFile(canary, []byte("canary"), 0o600))
+			spec := selfSpec(t, "probe", filepath.Join(out, "new"), canary, filepath.Join(dir, "inside"))
+			spec.Name, spec.Dir = "probe", dir
+			spec.Confine = &Confinement{Read: []string{"/"}, Write: []string{dir}, Network: c.network}
+			cold := runColdSpec(t, spec)
+			require.True(t, cold.OK, "%+v", cold)
+			require.NoError(t, os.Remove(filepath.Join(dir, "inside")))
+			warm := runWarmSpec(t, spec)
+			require.True(t, warm.OK, "%+v", warm)
+			assert.Equal(t, cold.Stdout, warm.Stdout)
+			assert.Equal(t, cold.Unconfined, warm.Unconfined)
+			for _, want := range []string{"wd " + dir + "\n", "CapEff\t0000000000000000", "NoNewPrivs 1", "Seccomp 2",
+				"write outside: false", "chmod outside: false", "write inside: true"} {
+				assert.Contains(t, strings.ReplaceAll(warm.Stdout, "CapEff ", "CapEff\t"), want)
+			}
+			fi, err := os.Stat(canary)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the canary's mode did not change")
+		})
+	}
+}
+
+// TestConfinement_AWarmHelpersCommandReadsItsStdin: stdin, when a call
+// has one, is handed to the warm helper with stdout and stderr.
+func TestConfinement_AWarmHelpersCommandReadsItsStdin(t *testing.T) {
+	if !requireSupport(t, true, true) {
+		return
+	}
+	spec := CommandSpec{Name: "cat", Command: lookTool(t, "cat"), Dir: "/", Timeout: 30 * time.Second,
+		Args:    Flags(FlagSpec{Stdin: &StdinSpec{}}),
+		Confine: &Confinement{Read: []string{"/"}}}
+	a, err := NewAllowlist(spec)
+	require.NoError(t, err)
+	x, err := NewExecutor(Config{Allowlist: a})
+	require.NoError(t, err)
+	run := func(in string) Result {
+		res, err := x.Run(context.Background(), "cat", json.RawMessage(`{"stdin":`+strconv.Quote(in)+`}`))
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		return res
+	}
+	run("first")
+	require.Eventually(t, func() bool { return len(warmHelperPIDs()) >= warmPerKind }, 20*time.Second, 5*time.Millisecond)
+	before := warmHelpers.handed.Load()
+	assert.Equal(t, "handed over", run("handed over").Stdout)
+	assert.Equal(t, before+1, warmHelpers.handed.Load(), "the call was handed to a warm helper")
+}
+
+// TestConfinement_WarmHelpersSeeTheMountsOfNow: a warm helper's mount
+// namespace is a copy made when it started. A filesystem mounted after
+// that retires it, so the next call sees what is mounted now, not the
+// directory underneath.
+//
+// Invariant 13 of DESIGN.md.
+func TestConfinement_WarmHelpersSeeTheMountsOfNow(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a filesystem takes root; the CI runs these tests as root")
+	}
+	cat := lookTool(t, "cat")
+	dir := t.TempDir()
+	spec := CommandSpec{Name: "cat", Command: cat, Args: Fixed(filepath.Join(dir, "inside")), Dir: "/",
+		Confine: &Confinement{Read: []string{"/"}, Network: true}}
+	if !requireSupport(t, true, false) {
+		return
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inside"), []byte("underneath"), 0o644))
+	warmUp(t, spec)
+	require.NoError(t, syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"))
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inside"), []byte("mounted"), 0o644))
+	res := runSpec(t, spec)
+	require.True(t, res.OK, "%+v", res)
+	assert.Equal(t, "mounted", res.Stdout, "the call sees the filesystem mounted now")
+
+	// Unmounted again: the directory underneath, again.
+	require.NoError(t, syscall.Unmount(dir, 0))
+	warmUp(t, spec)
+	res = runSpec(t, spec)
+	require.True(t, res.OK, "%+v", res)
+	assert.Equal(t, "underneath", res.Stdout)
+}
+
+// TestConfinement_AWarmHelperThatDiedIsNotUsed kills the warm helpers
+// while they wait: the next call starts its own and runs.
+func TestConfinement_AWarmHelperThatDiedIsNotUsed(t *testing.T) {
+	spec := CommandSpec{Name: "true", Command: lookTool(t, "true"), Args: Fixed(), Dir: "/",
+		Confine: &Confinement{Read: []string{"/"}, Network: true}}
+	if !requireSupport(t, true, false) {
+		return
+	}
+	warmUp(t, spec)
+	for _, pid := range warmHelperPIDs() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// Dead, not yet reaped: zombies until their keepers see them go.
+	time.Sleep(50 * time.Millisecond)
+	res := runSpec(t, spec)
+	assert.True(t, res.OK, "%+v", res)
+}
+
+// TestConfinement_CloseIdleConfinementHelpersLeavesNoProcess: the helpers
+// kept for the next call are this process's children until
+// CloseIdleConfinementHelpers ends them; then none is left.
+func TestConfinement_CloseIdleConfinementHelpersLeavesNoProcess(t *testing.T) {
+	spec := CommandSpec{Name: "true", Command: lookTool(t, "true"), Args: Fixed(), Dir: "/",
+		Confine: &Confinement{Read: []string{"/"}, Network: true}}
+	if !requireSupport(t, true, false) {
+		return
+	}
+	warmUp(t, spec)
+	require.GreaterOrEqual(t, len(warmHelperPIDs()), warmPerKind)
+	CloseIdleConfinementHelpers()
+	assert.Empty(t, warmHelperPIDs())
+	for _, pid := range childPIDsWithMarker(t, confine.WarmMarker) {
+		t.Errorf("a warm helper is still running: %d", pid)
+	}
+}
+
+// warmHelperPIDs lists the idle warm helpers of the pool.
+func warmHelperPIDs() []int {
+	warmHelpers.mu.Lock()
+	defer warmHelpers.mu.Unlock()
+	var pids []int
+	for _, k := range warmHelpers.kinds {
+		for _, h := range k.idle {
+			pids = append(pids, h.cmd.Process.Pid)
+		}
+	}
+	return pids
+}
+
+// childPIDsWithMarker lists the living children of this process whose
+// argv holds marker (other test binaries may be running theirs).
+func childPIDsWithMarker(t *testing.T, marker string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		argv, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !slices.Contains(strings.Split(string(argv), "\x00"), marker) {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, not ')'.
+		var ppid int
+		if _, err := fmt.Sscanf(string(stat[strings.LastIndexByte(string(stat), ')')+1:]), " %c %d", new(byte), &ppid); err != nil || ppid != os.Getpid() {
+			continue
+		}
+		if processRunning(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
