@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/execgate/execgate"
 )
 
 func TestMain(m *testing.M) {
@@ -12,6 +14,8 @@ func TestMain(m *testing.M) {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	// Confinement helpers kept ready for the next call are not leaks.
+	execgate.CloseIdleConfinementHelpers()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
