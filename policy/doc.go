@@ -86,6 +86,15 @@
 // with [Options.Now], and is pruned then; Revoke ends it earlier. At most
 // [Options.MaxGrants] grants are live at once.
 //
+// A grant with Exact set names a principal and a command instead of
+// patterns: it covers that principal calling that name, whatever
+// characters they hold, and nothing else. That is the grant to make when a
+// person approves a call and, in the same decision, lets its principal
+// make the same call again for a while (the execgate binary's
+// POST /v1/approvals/{id} with a grant does): it never covers a principal
+// or a subcommand the person did not see. GrantedBy and Approval say who
+// made it and with which approval, for whoever reads [Engine.Grants].
+//
 // # What a principal may run
 //
 // [Engine.MayRun] and [Engine.MayServe] answer, without a call, whether

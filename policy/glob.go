@@ -80,6 +80,12 @@ func newGlob(pat string) glob {
 	return glob{pat: pat, prefix: i}
 }
 
+// exactGlob returns the glob that matches s and nothing else, whatever
+// characters s holds.
+func exactGlob(s string) glob {
+	return glob{pat: s, literal: true, prefix: len(s)}
+}
+
 // isNameByte reports whether c may appear in a command name.
 func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'

@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // Grant lets matching principals run matching commands without an
@@ -43,6 +45,26 @@ type Grant struct {
 	// Created is set by [Grant] to the [Engine]'s clock; a value passed in is
 	// ignored.
 	Created time.Time `yaml:"-"`
+
+	// Exact makes Principal and Tool names instead of patterns: the grant
+	// covers the principal that is exactly Principal, any principal the
+	// Executor accepts ('*', '?' and brackets are matched as written),
+	// calling exactly the name Tool, a command name such as a
+	// dispatcher's "terraform.plan", and nothing else. A program that
+	// grants what a person approved sets it, so that a principal or a
+	// name never covers more than the one the person saw. A
+	// configuration file's grants are patterns.
+	Exact bool `yaml:"-"`
+
+	// GrantedBy is who made the grant, for people reading Grants: the
+	// approver who approved a call and granted its tool, for example. It
+	// is optional, and a principal as the Executor accepts one.
+	GrantedBy string `yaml:"-"`
+
+	// Approval is the ID of the approval whose decision made the grant,
+	// or "" for a grant made otherwise (a configuration file's). It is
+	// optional, with the syntax of ID.
+	Approval string `yaml:"-"`
 }
 
 // ErrTooManyGrants is returned by [Grant] when the [Engine] already holds
@@ -63,22 +85,26 @@ type liveGrant struct {
 }
 
 // Grant adds a grant and returns its ID. It refuses, creating nothing, a
-// grant with a malformed pattern, ID or reason, or an expiry that is not
+// grant with a malformed pattern (for an exact grant, a principal the
+// Executor would refuse or a malformed command name), a malformed ID,
+// reason, GrantedBy or Approval, or an expiry that is not
 // after now or more than [Options.MaxGrantDuration] from now (a
 // [*ConfigError] with a Path such as "grant.expires"), an ID that is
 // already live ([ErrDuplicateGrant]), and a grant over [Options.MaxGrants]
 // ([ErrTooManyGrants]). Expired grants are pruned first and do not count.
 func (e *Engine) Grant(g Grant) (string, error) {
-	pg, err := compilePrincipalGlob(g.Principal)
+	pg, tg, err := grantGlobs(&g)
 	if err != nil {
-		return "", &ConfigError{Path: "grant.principal", Message: err.Error()}
-	}
-	tg, err := compileToolGlob(g.Tool)
-	if err != nil {
-		return "", &ConfigError{Path: "grant.tool", Message: err.Error()}
+		return "", err
 	}
 	if msg := checkGrantID(g.ID); msg != "" {
 		return "", &ConfigError{Path: "grant.id", Message: msg}
+	}
+	if msg := checkGrantID(g.Approval); msg != "" {
+		return "", &ConfigError{Path: "grant.approval", Message: msg}
+	}
+	if msg := inputrules.PrincipalProblem(g.GrantedBy); msg != "" {
+		return "", &ConfigError{Path: "grant.granted_by", Message: msg}
 	}
 	if len(g.Reason) > maxReasonLen {
 		return "", &ConfigError{Path: "grant.reason", Message: fmt.Sprintf("must be at most %d bytes", maxReasonLen)}
@@ -116,6 +142,32 @@ func (e *Engine) Grant(g Grant) (string, error) {
 	live = append(live, &liveGrant{g: g, principal: pg, tool: tg})
 	e.grants.Store(&live)
 	return g.ID, nil
+}
+
+// grantGlobs checks g's principal and tool, as patterns or, when g.Exact
+// is set, as names, and returns what matches them.
+func grantGlobs(g *Grant) (principal, tool glob, err error) {
+	if g.Exact {
+		switch {
+		case g.Principal == "":
+			return glob{}, glob{}, &ConfigError{Path: "grant.principal", Message: "an exact grant names a principal; it must not be empty"}
+		case inputrules.PrincipalProblem(g.Principal) != "":
+			return glob{}, glob{}, &ConfigError{Path: "grant.principal", Message: inputrules.PrincipalProblem(g.Principal)}
+		}
+		if err := inputrules.NameProblem(g.Tool); err != nil {
+			return glob{}, glob{}, &ConfigError{Path: "grant.tool", Message: "an exact grant names a command: " + err.Error()}
+		}
+		return exactGlob(g.Principal), exactGlob(g.Tool), nil
+	}
+	principal, err = compilePrincipalGlob(g.Principal)
+	if err != nil {
+		return glob{}, glob{}, &ConfigError{Path: "grant.principal", Message: err.Error()}
+	}
+	tool, err = compileToolGlob(g.Tool)
+	if err != nil {
+		return glob{}, glob{}, &ConfigError{Path: "grant.tool", Message: err.Error()}
+	}
+	return principal, tool, nil
 }
 
 // Revoke removes the grant with the given ID, with effect on the next

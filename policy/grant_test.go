@@ -147,3 +147,77 @@ func TestGrant_SurvivesSwap(t *testing.T) {
 	require.NoError(t, e.Swap([]policy.Policy{{Name: "v2", Principal: "alice", Rules: []policy.Rule{rule(approval, "*")}}}))
 	assert.Equal(t, execgate.Decision{Action: allow, Rule: "v2/1", Grant: id}, decide(t, e, "alice", "kubectl.get"))
 }
+
+// TestGrant_ExactCoversOnlyThatPrincipalAndName: an exact grant, the kind
+// a person's approval makes, covers the one principal and the one command
+// name it names, even when they hold characters a pattern reads as
+// wildcards or refuses, and never overturns a deny.
+func TestGrant_ExactCoversOnlyThatPrincipalAndName(t *testing.T) {
+	clk := newClock()
+	e := newEngine(t, policy.Options{Now: clk.Now}, opsPolicy())
+	for _, p := range []string{"team-*", "a?c", "ops[1]", "{x}"} {
+		_, err := e.Grant(policy.Grant{Principal: p, Tool: "terraform.plan", Exact: true, Expires: clk.Now().Add(time.Hour)})
+		require.NoError(t, err, p)
+	}
+	for _, tc := range []struct {
+		about, principal, name string
+		want                   string
+	}{
+		{"the principal named, the name named", "team-*", "terraform.plan", allow},
+		{"a '*' in the principal is not a wildcard", "team-a", "terraform.plan", approval},
+		{"a '?' in the principal is not a wildcard", "abc", "terraform.plan", approval},
+		{"a principal with brackets can be granted", "ops[1]", "terraform.plan", allow},
+		{"another principal is not covered", "ops1", "terraform.plan", approval},
+		{"another name of the same tool is not covered", "team-*", "terraform.apply", approval},
+		{"a longer name is not covered", "team-*", "terraform.plans", approval},
+		{"a deny stays a deny", "team-*", "terraform.destroy", deny},
+	} {
+		assert.Equal(t, tc.want, decide(t, e, tc.principal, tc.name).Action, tc.about)
+	}
+}
+
+// TestGrant_ExactRefusesPatternsAndEmptyNames: an exact grant names a
+// principal and a command; a tool pattern, an empty principal and a
+// principal the Executor would refuse create nothing.
+func TestGrant_ExactRefusesPatternsAndEmptyNames(t *testing.T) {
+	clk := newClock()
+	e := newEngine(t, policy.Options{Now: clk.Now}, opsPolicy())
+	expires := clk.Now().Add(time.Hour)
+	for _, tc := range []struct {
+		about string
+		grant policy.Grant
+		path  string
+	}{
+		{"a tool pattern is not a command name", policy.Grant{Principal: "alice", Tool: "terraform.*", Exact: true, Expires: expires}, "grant.tool"},
+		{"the tool is required", policy.Grant{Principal: "alice", Exact: true, Expires: expires}, "grant.tool"},
+		{"the principal is required", policy.Grant{Tool: "terraform.plan", Exact: true, Expires: expires}, "grant.principal"},
+		{"a principal with white space", policy.Grant{Principal: "al ice", Tool: "terraform.plan", Exact: true, Expires: expires}, "grant.principal"},
+		{"a granted_by with a control character", policy.Grant{Principal: "alice", Tool: "terraform.plan", Exact: true, Expires: expires, GrantedBy: "bob\n"}, "grant.granted_by"},
+		{"a malformed approval ID", policy.Grant{Principal: "alice", Tool: "terraform.plan", Exact: true, Expires: expires, Approval: "a b"}, "grant.approval"},
+		{"an exact grant is bounded like any other", policy.Grant{Principal: "alice", Tool: "terraform.plan", Exact: true, Expires: clk.Now().Add(25 * time.Hour)}, "grant.expires"},
+	} {
+		id, err := e.Grant(tc.grant)
+		assert.Empty(t, id, tc.about)
+		var ce *policy.ConfigError
+		require.ErrorAs(t, err, &ce, tc.about)
+		assert.Equal(t, tc.path, ce.Path, tc.about)
+	}
+	assert.Empty(t, e.Grants(), "nothing was created")
+}
+
+// TestGrant_ListsWhoGrantedItAndWithWhichApproval: Grants returns an
+// exact grant with who made it and the approval it was made with, and
+// Revoke ends it like any other.
+func TestGrant_ListsWhoGrantedItAndWithWhichApproval(t *testing.T) {
+	clk := newClock()
+	e := newEngine(t, policy.Options{Now: clk.Now}, opsPolicy())
+	ap := uuid.Must(uuid.NewV7()).String()
+	g := policy.Grant{Principal: "agent-7", Tool: "kubectl.rollout", Exact: true, Expires: clk.Now().Add(30 * time.Minute), GrantedBy: "alice", Approval: ap}
+	id, err := e.Grant(g)
+	require.NoError(t, err)
+	g.ID, g.Created = id, clk.Now()
+	assert.Equal(t, []policy.Grant{g}, e.Grants())
+	assert.Equal(t, id, decide(t, e, "agent-7", "kubectl.rollout").Grant)
+	assert.True(t, e.Revoke(id))
+	assert.Equal(t, approval, decide(t, e, "agent-7", "kubectl.rollout").Action)
+}
