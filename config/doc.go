@@ -541,6 +541,8 @@
 //	                    (pending at once; the agent learns the outcome
 //	                    by calling again); while it waits, a client that
 //	                    asked for progress gets notifications/progress
+//	notify              list of webhooks serve tells of approvals (see
+//	                    below), at most 16
 //
 // Both keys of an entry are required. sha256 is the token's SHA-256, 64
 // hex digits (quote it if YAML would read it as a number); a token is
@@ -567,6 +569,40 @@
 // answer its own question, so mcp_http_elicitation is false unless the
 // file says otherwise: set it only when every token under tokens belongs
 // to a client that asks a person.
+//
+// Each entry of notify is a webhook that serve posts a signed JSON
+// message to when an approval is pending and when it is decided
+// ([Server.Notify]; the messages and their signature are described in
+// "go doc github.com/execgate/execgate/cmd/execgate"):
+//
+//	server:
+//	  notify:
+//	    - url: https://hooks.example.com/execgate
+//	      secret_env: EXECGATE_WEBHOOK_KEY
+//	      events: [pending, decided]
+//	      timeout: 10s
+//
+// Its keys:
+//
+//	url                 required; where the messages are posted: https,
+//	                    or http to localhost, 127.0.0.1 or ::1 only; no
+//	                    user, password or fragment; at most 2048 bytes;
+//	                    each url listed once
+//	secret_env          required; the name of the environment variable of
+//	                    serve's process that holds the webhook's signing
+//	                    key (at least 16 bytes; serve refuses to start
+//	                    without it); never the key itself. No tool may
+//	                    inherit it (inherit_env), or every command it ran
+//	                    would hold the key
+//	events              pending, decided or both (the default)
+//	timeout             how long one attempt to deliver a message may
+//	                    take, such as 5s: more than 0s, at most 1m,
+//	                    default 10s
+//
+// A url may hold a secret of its own (many chat services put one in the
+// path), so no error and no log line repeats a url beyond its scheme and
+// host, and no error repeats a secret_env that is not a plain variable
+// name: it may be a key pasted in its place.
 //
 // # Reloading
 //

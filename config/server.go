@@ -102,6 +102,11 @@ type Server struct {
 	// once.
 	ApprovalWait time.Duration
 
+	// Notify is server.notify: the webhooks serve tells of pending
+	// approvals and of decisions, in file order; empty when the file
+	// lists none.
+	Notify []Notify
+
 	// Line is the line of the server key in the file.
 	Line int
 }
@@ -132,6 +137,8 @@ type serverDoc struct {
 	maxQueueWait                   val[time.Duration]
 	mcpHTTPElicitation             val[bool]
 	approvalWait                   val[time.Duration]
+	notify                         []*notifyDoc
+	notifyKey                      *yaml.Node
 }
 
 // tokenDoc is one entry of the tokens or approvers list.
@@ -165,6 +172,13 @@ func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
 
 		"mcp_http_elicitation": d.boolean(&s.mcpHTTPElicitation),
 		"approval_wait":        d.duration(&s.approvalWait, true),
+
+		"notify": func(k, v *yaml.Node, p string) {
+			s.notifyKey = k
+			d.list(v, p, func(_ int, e *yaml.Node, ep string) {
+				s.notify = append(s.notify, d.notify(e, ep))
+			})
+		},
 	}})
 	return s
 }
@@ -246,6 +260,7 @@ func (b *builder) serverSection(doc *serverDoc, key *yaml.Node) *Server {
 	srv.Approvers = check(doc.approvers, doc.apprKey, "approvers")
 	srv.MCPHTTPElicitation = doc.mcpHTTPElicitation.v
 	b.serverLimits(doc, srv)
+	srv.Notify = b.notifyList(doc)
 	return srv
 }
 
