@@ -3,6 +3,7 @@ package execgate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,12 @@ const (
 	// OpRequest is a request that a server in front of the [Executor]
 	// refused before it reached the gate (see [Executor.RecordRefusal]).
 	OpRequest = "request"
+	// OpGrant, OpRevoke and OpExpire are changes to a grant that a server
+	// in front of the [Executor] made or saw (see [Executor.RecordGrant]):
+	// a grant made, one ended before its expiry, one that reached it.
+	OpGrant  = "grant"
+	OpRevoke = "revoke"
+	OpExpire = "expire"
 )
 
 // Phases of an [Event].
@@ -31,15 +38,18 @@ const (
 )
 
 // Event is the audit record of one call to Run, Propose, Execute or
-// Reject, refused or run. The [Executor] hands one Event per call to
-// [Config.Auditor] (Phase [PhaseOutcome]) and, for a call that hands a process
-// to the [ExecFn], one before that (Phase [PhaseIntent]), so that a trail
+// Reject, refused or run, and of what a server in front of the [Executor]
+// records beside them ([Executor.RecordRefusal], [Executor.RecordGrant]).
+// The [Executor] hands one Event per call to [Config.Auditor] (Phase
+// [PhaseOutcome]) and, for a call that hands a process to the [ExecFn],
+// one before that (Phase [PhaseIntent]), so that a trail
 // holds every process that started even when the gate dies before the
 // process ends. An Event never holds stdin or environment values: only
 // their size and the environment's key names.
 type Event struct {
-	// Op is [OpRun], [OpPropose], [OpExecute], [OpReject], or [OpRequest] for a
-	// refusal made before the gate.
+	// Op is [OpRun], [OpPropose], [OpExecute], [OpReject], [OpRequest] for a
+	// refusal made before the gate, or [OpGrant], [OpRevoke] or [OpExpire]
+	// for a change to a grant.
 	Op string `json:"op"`
 	// Phase is [PhaseIntent] or [PhaseOutcome].
 	Phase string `json:"phase"`
@@ -49,10 +59,12 @@ type Event struct {
 	// Time is when the call started, from [Config.Now].
 	Time time.Time `json:"time"`
 	// Principal is whose call it is: PrincipalFrom(ctx) of the call, and
-	// for Execute the principal that proposed it. Like Name, it is cut to
+	// for Execute the principal that proposed it; for a change to a grant,
+	// the principal the grant covers. Like Name, it is cut to
 	// maxEventString bytes, so a hostile caller cannot bloat the trail.
 	Principal string `json:"principal,omitempty"`
-	// Approver is, for Execute, PrincipalFrom(ctx) of the caller.
+	// Approver is, for Execute, PrincipalFrom(ctx) of the caller; for
+	// [OpGrant] and [OpRevoke], whoever made or revoked the grant.
 	Approver string `json:"approver,omitempty"`
 	// Name is the requested command name (for Execute, the approval's).
 	Name string `json:"name,omitempty"`
@@ -79,10 +91,12 @@ type Event struct {
 	// EnvKeys are the names of the child's environment variables, sorted.
 	EnvKeys []string `json:"envKeys,omitempty"`
 	// Decision, Rule and Grant are the policy's answer, once it was asked.
+	// For a change to a grant, Grant is the grant's ID.
 	Decision string `json:"decision,omitempty"`
 	Rule     string `json:"rule,omitempty"`
 	Grant    string `json:"grant,omitempty"`
-	// ApprovalID is the approval's ID for Propose, Execute and Reject.
+	// ApprovalID is the approval's ID for Propose, Execute and Reject, and
+	// the approval whose decision made the grant for a change to a grant.
 	ApprovalID string `json:"approvalId,omitempty"`
 	// Rejected reports, for Reject, whether a pending approval was removed.
 	Rejected bool `json:"rejected,omitempty"`
@@ -112,7 +126,8 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// Reason details the refusal: the [PolicyError]'s action, the
 	// [ApprovalError]'s reason, the [BusyError]'s scope, or, for [OpRequest],
-	// the server's few words.
+	// the server's few words; for a change to a grant, the server's few
+	// words on it (how long it lasts, why it ended).
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -242,6 +257,52 @@ func (x *Executor) RecordRefusal(ctx context.Context, r Refusal) error {
 	ev.Route = eventString(r.Route)
 	ev.Error = eventString(r.Kind)
 	ev.Reason = eventString(r.Reason)
+	return x.auditor.Audit(ctx, *ev)
+}
+
+// GrantChange describes a change to a grant that a server in front of
+// the [Executor] made or saw, for [Executor.RecordGrant].
+type GrantChange struct {
+	// Op is [OpGrant] for a grant made, [OpRevoke] for one ended before its
+	// expiry, [OpExpire] for one that reached its expiry.
+	Op string
+	// Grant is the grant's ID.
+	Grant string
+	// Principal is the principal the grant covers, Name the command name.
+	Principal, Name string
+	// ApprovalID is the approval whose decision made the grant, if one did.
+	ApprovalID string
+	// Reason says, in a few words, how long the grant lasts or why it
+	// ended. It must not hold a token or any other secret.
+	Reason string
+}
+
+// RecordGrant hands the [Auditor] an [Event] for a change to a grant, so
+// that grants made, revoked and expired are in the same trail as the
+// calls they let through. The Event's Approver is PrincipalFrom(ctx),
+// whoever made or revoked the grant ("" for an expiry, or an end no
+// person asked for); its Principal, Name, Grant, ApprovalID and Reason
+// are c's, cut like every caller-chosen string of an Event. An Op other
+// than [OpGrant], [OpRevoke] and [OpExpire] is refused. Without an
+// Auditor it does nothing and returns nil; otherwise it returns the
+// Auditor's error, for a caller that must not make a grant it could not
+// record.
+func (x *Executor) RecordGrant(ctx context.Context, c GrantChange) error {
+	switch c.Op {
+	case OpGrant, OpRevoke, OpExpire:
+	default:
+		return fmt.Errorf("execgate: RecordGrant: op %q is not a change to a grant; use OpGrant, OpRevoke or OpExpire", eventString(c.Op))
+	}
+	if x.auditor == nil {
+		return nil
+	}
+	ev := x.newEvent(ctx, c.Op, c.Name)
+	ev.TraceID = newID()
+	ev.Principal = eventString(c.Principal)
+	ev.Approver = eventString(PrincipalFrom(ctx))
+	ev.Grant = eventString(c.Grant)
+	ev.ApprovalID = eventString(c.ApprovalID)
+	ev.Reason = eventString(c.Reason)
 	return x.auditor.Audit(ctx, *ev)
 }
 
