@@ -3,10 +3,12 @@
 package execgate
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"time"
 )
 
 // confinedStart is a confined call on a Unix system without confinement
@@ -37,3 +39,11 @@ func (c *confinedStart) finish(inv Invocation, out Outcome) Outcome {
 }
 
 func (c *confinedStart) close() {}
+
+// runWarm reports false: there are no warm helpers here.
+func (c *confinedStart) runWarm(ctx context.Context, inv Invocation, p *pipes, exe *os.File, timeout time.Duration, maxOutput int) (Outcome, bool) {
+	return Outcome{}, false
+}
+
+// cold prepares nothing: there is no helper here.
+func (c *confinedStart) cold(inv Invocation) error { return nil }
