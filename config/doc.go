@@ -541,6 +541,12 @@
 //	                    (pending at once; the agent learns the outcome
 //	                    by calling again); while it waits, a client that
 //	                    asked for progress gets notifications/progress
+//	max_grant           the longest grant an approver may give the
+//	                    principal of a call in the same decision that
+//	                    approves it (serve's POST /v1/approvals/{id} with
+//	                    "grant"), such as 30m: 0s to 24h, default 1h
+//	                    (DefaultMaxGrant); 0s lets approvers make no
+//	                    grants
 //	notify              list of webhooks serve tells of approvals (see
 //	                    below), at most 16
 //
@@ -634,8 +640,9 @@
 // be larger). KB, MB, GB, K, M and G are refused
 // as ambiguous (1000 or 1024?); write KiB, MiB or GiB. Negative values are
 // refused, and so is zero, except for no_output_timeout, where 0s means
-// off (a tool can turn off a default that way), and server.max_queue_wait
-// and server.approval_wait, where 0s means no wait.
+// off (a tool can turn off a default that way), server.max_queue_wait
+// and server.approval_wait, where 0s means no wait, and server.max_grant,
+// where 0s means no grants.
 //
 // Every value must have its type: a string where a boolean or an integer
 // is expected is refused, and so is a number where a string is expected;

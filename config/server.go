@@ -9,6 +9,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/internal/inputrules"
+	"github.com/execgate/execgate/policy"
 )
 
 // This file decodes and checks the server section: the settings of the
@@ -48,6 +49,15 @@ const MaxQueueWaitLimit = time.Minute
 // lifetime of the approvals serve issues (execgate.DefaultApprovalTTL),
 // past which no decision can come.
 const MaxApprovalWaitLimit = execgate.DefaultApprovalTTL
+
+// DefaultMaxGrant is server.max_grant when the file does not set it: the
+// longest grant an approver may give with an approval.
+const DefaultMaxGrant = time.Hour
+
+// MaxGrantLimit is the largest server.max_grant accepted: the longest
+// grant the policy engine of a loaded file holds
+// (policy.DefaultMaxGrantDuration).
+const MaxGrantLimit = policy.DefaultMaxGrantDuration
 
 // Server is the server section of a configuration: who the execgate
 // binary's serve command says its callers are. Tokens are identified by
@@ -102,6 +112,13 @@ type Server struct {
 	// once.
 	ApprovalWait time.Duration
 
+	// MaxGrant is server.max_grant: the longest grant an approver may give
+	// the principal of a call in the same decision that approves it
+	// (serve's POST /v1/approvals/{id} with a grant), from 0s to
+	// [MaxGrantLimit]. It is [DefaultMaxGrant] when the file does not set
+	// it; zero turns grants made with approvals off.
+	MaxGrant time.Duration
+
 	// Notify is server.notify: the webhooks serve tells of pending
 	// approvals and of decisions, in file order; empty when the file
 	// lists none.
@@ -137,6 +154,7 @@ type serverDoc struct {
 	maxQueueWait                   val[time.Duration]
 	mcpHTTPElicitation             val[bool]
 	approvalWait                   val[time.Duration]
+	maxGrant                       val[time.Duration]
 	notify                         []*notifyDoc
 	notifyKey                      *yaml.Node
 }
@@ -172,6 +190,7 @@ func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
 
 		"mcp_http_elicitation": d.boolean(&s.mcpHTTPElicitation),
 		"approval_wait":        d.duration(&s.approvalWait, true),
+		"max_grant":            d.duration(&s.maxGrant, true),
 
 		"notify": func(k, v *yaml.Node, p string) {
 			s.notifyKey = k
@@ -309,6 +328,14 @@ func (b *builder) serverLimits(doc *serverDoc, srv *Server) {
 			b.add(w.node, w.path, "is at most %s, the lifetime of an approval: no decision comes after it", MaxApprovalWaitLimit)
 		} else {
 			srv.ApprovalWait = w.v
+		}
+	}
+	srv.MaxGrant = DefaultMaxGrant
+	if g := doc.maxGrant; g.set {
+		if g.v > MaxGrantLimit {
+			b.add(g.node, g.path, "is at most %s, the longest grant the policy engine holds; write 0s to let approvers make no grants", MaxGrantLimit)
+		} else {
+			srv.MaxGrant = g.v
 		}
 	}
 }

@@ -31,6 +31,7 @@ server:
 
 		MaxConcurrent:             config.DefaultMaxConcurrent,
 		MaxConcurrentPerPrincipal: config.DefaultMaxConcurrent / 2,
+		MaxGrant:                  config.DefaultMaxGrant,
 		Line:                      3,
 	}, l.Server)
 }
