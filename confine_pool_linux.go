@@ -4,6 +4,7 @@ package execgate
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,8 +43,9 @@ import (
 // /proc/self/mountinfo) retires every helper started before it; where
 // the table cannot be watched there are no warm helpers.
 const (
-	warmPerKind = 2
-	warmIdle    = 30 * time.Second
+	warmPerKind   = 2
+	warmIdle      = 30 * time.Second
+	warmBrokenFor = time.Minute
 )
 
 // warmHelpers is the process's pool of warm helpers.
@@ -58,12 +60,14 @@ type warmKey struct {
 
 // warmPool keeps warm helpers by kind. It is safe for concurrent use.
 type warmPool struct {
-	mu     sync.Mutex
-	off    bool // no warm helpers: tests of the other start
-	opened bool
-	mounts int    // /proc/self/mountinfo, or -1 when it cannot be watched
-	gen    uint64 // counts the changes seen to the mount table
-	kinds  map[warmKey]*warmKind
+	mu  sync.Mutex
+	off bool // no warm helpers: tests of the other start
+	// closing counts the closeIdle calls under way: none starts a helper.
+	closing int
+	opened  bool
+	mounts  int    // /proc/self/mountinfo, or -1 when it cannot be watched
+	gen     uint64 // counts the changes seen to the mount table
+	kinds   map[warmKey]*warmKind
 	// handed counts the calls handed to a warm helper (tests).
 	handed atomic.Int64
 	// keepers counts the goroutines that keep a helper not handed a
@@ -75,10 +79,11 @@ type warmPool struct {
 type warmKind struct {
 	idle     []*warmHelper
 	starting int
-	// broken is set when a helper of this kind could not be started (the
-	// kernel refuses its namespaces, say): the calls of this kind start
-	// their own, which report why.
-	broken bool
+	// broken is until when no helper of this kind is started, after one
+	// could not be started or prepared (the kernel refuses its
+	// namespaces, say): until then the calls of this kind start their
+	// own, which report why.
+	broken time.Time
 }
 
 // warmHelper is one warm helper process.
@@ -110,30 +115,40 @@ func (p *warmPool) take(ns confine.Namespaces) *warmHelper {
 		k = &warmKind{}
 		p.kinds[key] = k
 	}
-	var got *warmHelper
-	keep := k.idle[:0]
-	for _, h := range slices.Backward(k.idle) {
-		switch {
-		case h.gen != p.gen:
-			h.fate <- false // started before the mount table last changed
-		case got == nil:
-			got = h
-			h.fate <- true
-		default:
-			keep = append(keep, h)
-		}
+	got, keep, retired := pick(k.idle, p.gen)
+	for _, h := range retired {
+		h.fate <- false // started before the mount table last changed
 	}
-	slices.Reverse(keep)
-	clear(k.idle[len(keep):])
+	if got != nil {
+		got.fate <- true
+	}
 	k.idle = keep
 	p.fill(key, k)
 	return got
 }
 
+// pick chooses, among the idle helpers of a kind, the newest one started
+// at generation gen of the mount table, and says which to keep idle and
+// which to retire (those of an older generation). It does not change idle.
+func pick(idle []*warmHelper, gen uint64) (got *warmHelper, keep, retired []*warmHelper) {
+	for i := len(idle) - 1; i >= 0; i-- {
+		switch h := idle[i]; {
+		case h.gen != gen:
+			retired = append(retired, h)
+		case got == nil:
+			got = h
+		default:
+			keep = append(keep, h)
+		}
+	}
+	slices.Reverse(keep)
+	return got, keep, retired
+}
+
 // usable reports whether the pool may be used, opening the mount table
 // the first time. p.mu is held.
 func (p *warmPool) usable() bool {
-	if p.off {
+	if p.off || p.closing > 0 {
 		return false
 	}
 	if !p.opened {
@@ -161,7 +176,10 @@ func (p *warmPool) poll() {
 // fill starts helpers of kind k until it has warmPerKind, ready or
 // starting. p.mu is held.
 func (p *warmPool) fill(key warmKey, k *warmKind) {
-	for !k.broken && len(k.idle)+k.starting < warmPerKind {
+	if time.Now().Before(k.broken) {
+		return
+	}
+	for len(k.idle)+k.starting < warmPerKind {
 		k.starting++
 		p.keepers.Add(1)
 		go p.keep(key, k)
@@ -176,10 +194,27 @@ func (p *warmPool) keep(key warmKey, k *warmKind) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	h, err := p.start(key)
+	if h != nil {
+		// Hold the helper's namespaces until it has been reaped and its
+		// call has returned: the last process of a mount namespace to end
+		// tears it down (every mount, and a wait for the kernel's
+		// read-copy-update grace period) before its parent learns it
+		// ended, and a call would wait for that. Held here, they go after
+		// the call.
+		defer closeFDs(holdNamespaces(h.cmd.Process.Pid))
+		// Listed only once it has prepared what it prepares ahead: a call
+		// is never handed to one whose preparation could still fail.
+		if err = h.w.Prepared(); err != nil {
+			h.end()
+			h = nil
+		}
+	}
 	p.mu.Lock()
 	k.starting--
-	if err != nil || p.off {
-		k.broken = k.broken || err != nil
+	if err != nil || p.off || p.closing > 0 {
+		if err != nil && !errors.Is(err, errIdentityChanged) {
+			k.broken = time.Now().Add(warmBrokenFor)
+		}
 		p.mu.Unlock()
 		if h != nil {
 			h.end()
@@ -189,12 +224,6 @@ func (p *warmPool) keep(key warmKey, k *warmKind) {
 	}
 	k.idle = append(k.idle, h)
 	p.mu.Unlock()
-	// Hold the helper's namespaces until it has been reaped and its call
-	// has returned: the last process of a mount namespace to end tears it
-	// down (every mount, and a wait for the kernel's read-copy-update
-	// grace period) before its parent learns it ended, and a call would
-	// wait for that. Held here, they go after the call.
-	defer closeFDs(holdNamespaces(h.cmd.Process.Pid))
 
 	t := time.NewTimer(warmIdle)
 	defer t.Stop()
@@ -232,6 +261,12 @@ func (p *warmPool) start(key warmKey) (*warmHelper, error) {
 	if err != nil {
 		return nil, err
 	}
+	if uid, gid := w.IDs(); uid != key.uid || gid != key.gid {
+		// This process changed its user or group since the call that
+		// asked for the helper: it would be of another kind.
+		w.Close()
+		return nil, errIdentityChanged
+	}
 	cmd := &exec.Cmd{
 		Path:        confine.HelperPath,
 		Args:        w.Args(),
@@ -254,6 +289,10 @@ func (p *warmPool) start(key warmKey) (*warmHelper, error) {
 	}
 	return &warmHelper{cmd: cmd, w: w, gen: gen, fate: make(chan bool, 1), done: make(chan struct{})}, nil
 }
+
+// errIdentityChanged is start's error when the process's effective user
+// or group is no longer the one the helper was asked for.
+var errIdentityChanged = errors.New("the effective user or group changed")
 
 // holdNamespaces opens the namespaces of the process pid that it does not
 // share with this one, and returns their descriptors.
@@ -303,8 +342,7 @@ func (h *warmHelper) discard() {
 // more until it is turned on again (tests of the other start).
 func (p *warmPool) closeIdle(off bool) {
 	p.mu.Lock()
-	was := p.off
-	p.off = true
+	p.closing++
 	for _, k := range p.kinds {
 		for _, h := range k.idle {
 			h.fate <- false
@@ -314,7 +352,10 @@ func (p *warmPool) closeIdle(off bool) {
 	p.mu.Unlock()
 	p.keepers.Wait()
 	p.mu.Lock()
-	p.off = was || off
+	p.closing--
+	if off {
+		p.off = true
+	}
 	p.mu.Unlock()
 }
 

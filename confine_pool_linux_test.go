@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +50,15 @@ func init() {
 			names = append(names, e.Name())
 		}
 		fmt.Println("fds", len(names)) // the directory's own descriptor included
+		dev, _ := os.ReadFile("/proc/net/dev")
+		var ifaces []string
+		for _, line := range strings.Split(string(dev), "\n")[2:] {
+			if name, _, ok := strings.Cut(line, ":"); ok {
+				ifaces = append(ifaces, strings.TrimSpace(name))
+			}
+		}
+		slices.Sort(ifaces)
+		fmt.Println("interfaces", strings.Join(ifaces, " "))
 		fmt.Println("write outside:", os.WriteFile(helperArg(args, 0), []byte("x"), 0o644) == nil)
 		fmt.Println("chmod outside:", os.Chmod(helperArg(args, 1), 0o777) == nil)
 		fmt.Println("write inside:", os.WriteFile(helperArg(args, 2), []byte("x"), 0o644) == nil)
@@ -122,6 +132,9 @@ func TestConfinement_WarmAndColdStartsConfineAlike(t *testing.T) {
 			require.True(t, warm.OK, "%+v", warm)
 			assert.Equal(t, cold.Stdout, warm.Stdout)
 			assert.Equal(t, cold.Unconfined, warm.Unconfined)
+			if !c.network {
+				assert.Contains(t, warm.Stdout, "interfaces lo\n", "without the network, only a loopback interface")
+			}
 			for _, want := range []string{"wd " + dir + "\n", "CapEff\t0000000000000000", "NoNewPrivs 1", "Seccomp 2",
 				"write outside: false", "chmod outside: false", "write inside: true"} {
 				assert.Contains(t, strings.ReplaceAll(warm.Stdout, "CapEff ", "CapEff\t"), want)
@@ -272,4 +285,79 @@ func childPIDsWithMarker(t *testing.T, marker string) []int {
 		}
 	}
 	return pids
+}
+
+// TestWarmPool_PickTakesTheNewestOfTheGenerationOnce: of the idle
+// helpers of a kind, a call gets the newest one of the mount table's
+// current generation, each other current one stays idle exactly once, and
+// the older ones are retired, however many there are.
+func TestWarmPool_PickTakesTheNewestOfTheGenerationOnce(t *testing.T) {
+	mk := func(gens ...uint64) []*warmHelper {
+		var hs []*warmHelper
+		for _, g := range gens {
+			hs = append(hs, &warmHelper{gen: g})
+		}
+		return hs
+	}
+	for _, c := range []struct {
+		name          string
+		idle          []*warmHelper
+		got           int // index in idle, -1 for none
+		keep, retired []int
+	}{
+		{"none idle: nothing to take", mk(), -1, nil, nil},
+		{"one current: taken", mk(5), 0, nil, nil},
+		{"three current: the newest taken, the others kept in order", mk(5, 5, 5), 2, []int{0, 1}, nil},
+		{"an older one is retired, not taken", mk(5, 4), 0, nil, []int{1}},
+		{"only older ones: all retired, none taken", mk(3, 4, 4), -1, nil, []int{2, 1, 0}},
+		{"mixed", mk(5, 4, 5, 3, 5), 4, []int{0, 2}, []int{3, 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := slices.Clone(c.idle)
+			got, keep, retired := pick(c.idle, 5)
+			assert.Equal(t, before, c.idle, "idle is left as it was")
+			if c.got < 0 {
+				assert.Nil(t, got)
+			} else {
+				assert.Same(t, c.idle[c.got], got)
+			}
+			var wantKeep, wantRetired []*warmHelper
+			for _, i := range c.keep {
+				wantKeep = append(wantKeep, c.idle[i])
+			}
+			for _, i := range c.retired {
+				wantRetired = append(wantRetired, c.idle[i])
+			}
+			assert.Equal(t, wantKeep, keep)
+			assert.Equal(t, wantRetired, retired)
+			seen := map[*warmHelper]int{}
+			for _, h := range append(append(slices.Clone(keep), retired...), got) {
+				if h != nil {
+					seen[h]++
+				}
+			}
+			for h, n := range seen {
+				assert.Equal(t, 1, n, "helper %p has one fate", h)
+			}
+			assert.Len(t, seen, len(c.idle), "no helper is lost")
+		})
+	}
+}
+
+// TestWarmPool_ConcurrentClosesLeaveThePoolOn: however the ends of idle
+// helpers interleave, the pool makes helpers again afterwards.
+func TestWarmPool_ConcurrentClosesLeaveThePoolOn(t *testing.T) {
+	spec := CommandSpec{Name: "true", Command: lookTool(t, "true"), Args: Fixed(), Dir: "/",
+		Confine: &Confinement{Read: []string{"/"}, Network: true}}
+	if !requireSupport(t, true, false) {
+		return
+	}
+	for range 10 {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(CloseIdleConfinementHelpers)
+		}
+		wg.Wait()
+		warmUp(t, spec)
+	}
 }

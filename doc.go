@@ -320,11 +320,14 @@
 // stderr). A warm helper runs nothing of a call before that handoff, and
 // everything that depends on the call (its write paths, working
 // directory, capabilities, Landlock rules, system call filters and
-// limits) is still applied for that call alone, after it. Its mount
-// namespace is a copy made when it started, so every change to the
-// calling process's mount table retires the helpers started before it;
-// where that table cannot be watched (/proc/self/mountinfo) no helper is
-// kept. A warm helper ends with the program (a parent-death signal, and
+// limits) is still applied for that call alone, after it. What a process
+// inherits rather than being given (the user and group, which choose the
+// kind of helper; the umask, the resource limits a Confinement leaves
+// unset, the cgroup) is the calling program's when the helper started, at
+// most 30 seconds before the call. Its mount namespace is a copy made
+// when it started, so every mount, unmount or remount in the calling
+// process's mount namespace retires the helpers started before it; where
+// that cannot be watched (/proc/self/mountinfo) no helper is kept. A warm helper ends with the program (a parent-death signal, and
 // its socket closing), and [CloseIdleConfinementHelpers] ends the idle
 // ones at once, for tests that look for goroutines or processes left
 // behind. A call that finds none ready starts its own helper, as before;

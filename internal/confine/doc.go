@@ -54,11 +54,15 @@
 // own at the lowest free numbers). While it waits it does only what does
 // not depend on a call: it brings up the loopback interface of its
 // network namespace, and makes its mount tree private and read-only
-// (sealTree). A handoff is one message with the command's stdout, stderr,
+// (sealTree), and then writes one byte on its socket: the gate hands a
+// call only to a helper that has said it is prepared. A handoff is one
+// message with the command's stdout, stderr,
 // stdin (if any), pinned executable and egress socket as SCM_RIGHTS and
-// the Request's length; the Request follows, within ten seconds. The
-// helper checks the token and that the descriptors are exactly those the
-// Request asks for, puts each in its place, binds the call's write paths
+// the Request's length; the whole Request follows within ten seconds. The
+// helper checks the token, that no descriptor or data was cut off, and
+// that the descriptors are exactly those the Request asks for (pipes for
+// the command's standard streams, a regular file for the executable, a
+// socket for the egress listener), puts each in its place, binds the call's write paths
 // writable, enters the call's working directory (Request.Dir), and goes
 // on as a helper started for its call would, from the capabilities on.
 // If the socket closes before a handoff (the gate ended, or retired it),

@@ -122,9 +122,14 @@ func (l *Launch) SysProcAttr(ns Namespaces) *syscall.SysProcAttr {
 	// namespace that did (setpgid into its child's group, then exit)
 	// would leave the kernel waiting for that group forever, and the
 	// call with it.
+	return sysProcAttr(ns, os.Geteuid(), os.Getegid())
+}
+
+// sysProcAttr is Launch.SysProcAttr with a user namespace, if ns asks for
+// one, that maps uid and gid to themselves.
+func sysProcAttr(ns Namespaces, uid, gid int) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setsid: true}
 	if ns.User {
-		uid, gid := os.Geteuid(), os.Getegid()
 		a.Cloneflags |= syscall.CLONE_NEWUSER
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}

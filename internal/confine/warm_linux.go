@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,6 +52,10 @@ const (
 	warmPrepareNothing = "-"
 )
 
+// warmPrepared is the byte a warm helper writes on its socket once it has
+// prepared: from then on it only waits for its handoff.
+const warmPrepared = 'p'
+
 // runWarmHelper is the whole life of a warm helper. It returns the exit
 // status only when the target could not be executed, or when the gate
 // closed its end of the socket without a handoff (the helper was not
@@ -65,6 +70,9 @@ func runWarmHelper(token, prepare string) int {
 	if err := prepareWarm(prepare, &sealed); err != nil {
 		writeStatus(status, statusError, err.Error())
 		return exitRefused
+	}
+	if err := unix.Sendto(WarmSocketFD, []byte{warmPrepared}, unix.MSG_NOSIGNAL, nil); err != nil {
+		return exitRefused // the gate is gone
 	}
 	req, err := receiveHandoff(token)
 	if errors.Is(err, errNoHandoff) {
@@ -180,8 +188,9 @@ func receiveHandoff(token string) (*Request, error) {
 	oob := make([]byte, unix.CmsgSpace(4*maxHandoffFiles))
 	var n, oobn int
 	var err error
+	var flags int
 	for {
-		n, oobn, _, _, err = unix.Recvmsg(WarmSocketFD, head, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, flags, _, err = unix.Recvmsg(WarmSocketFD, head, oob, unix.MSG_CMSG_CLOEXEC)
 		if err != unix.EINTR {
 			break
 		}
@@ -205,19 +214,24 @@ func receiveHandoff(token string) (*Request, error) {
 			}
 		}
 	}()
-	if n != len(head) {
+	if n != len(head) || flags&(unix.MSG_CTRUNC|unix.MSG_TRUNC) != 0 {
 		return nil, errors.New("the handoff is malformed")
 	}
 	size := binary.BigEndian.Uint64(head)
 	if size > MaxRequestSize {
 		return nil, errors.New("the request is too large")
 	}
-	tv := unix.NsecToTimeval(requestDeadline.Nanoseconds())
-	if err := unix.SetsockoptTimeval(WarmSocketFD, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return nil, fmt.Errorf("reading the request: %w", err)
-	}
+	deadline := time.Now().Add(requestDeadline)
 	b := make([]byte, size)
 	for got := 0; got < len(b); {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, errors.New("reading the request: it did not arrive in time")
+		}
+		tv := unix.NsecToTimeval(left.Nanoseconds())
+		if err := unix.SetsockoptTimeval(WarmSocketFD, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+			return nil, fmt.Errorf("reading the request: %w", err)
+		}
 		m, err := unix.Read(WarmSocketFD, b[got:])
 		switch {
 		case err == unix.EINTR:
@@ -275,16 +289,20 @@ func placeHandoffFiles(req *Request, files []int) error {
 	if req.EgressListener {
 		extra++
 	}
-	stdin := len(files) - 2 - extra
-	if stdin != 0 && stdin != 1 {
+	if req.Stdin {
+		extra++
+	}
+	if len(files) != 2+extra {
 		return errors.New("the handoff carries other descriptors than its request asks for")
 	}
-	// Where each received descriptor goes, in the order they came.
+	// Where each received descriptor goes, in the order they came, and
+	// what it must be: the gate hands the command pipes.
 	places := []int{1, 2}
-	if stdin == 1 {
+	kinds := []uint32{unix.S_IFIFO, unix.S_IFIFO}
+	if req.Stdin {
 		places = append(places, 0)
+		kinds = append(kinds, unix.S_IFIFO)
 	}
-	kinds := []uint32{0, 0, 0}[:len(places)]
 	if req.PinnedFD {
 		places = append(places, ExecutableFD)
 		kinds = append(kinds, unix.S_IFREG)
@@ -294,9 +312,6 @@ func placeHandoffFiles(req *Request, files []int) error {
 		kinds = append(kinds, unix.S_IFSOCK)
 	}
 	for i, fd := range files {
-		if kinds[i] == 0 {
-			continue
-		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != kinds[i] {
 			return fmt.Errorf("the handoff's descriptor for %d is not what it should be", places[i])
@@ -332,6 +347,7 @@ func placeHandoffFiles(req *Request, files []int) error {
 type Warm struct {
 	token        string
 	ns           Namespaces
+	uid, gid     int // the user and group its user namespace maps
 	conn, child  *os.File
 	statR, statW *os.File
 }
@@ -340,7 +356,7 @@ type Warm struct {
 func NewWarm(ns Namespaces) (*Warm, error) {
 	token := make([]byte, TokenSize)
 	rand.Read(token) // never fails (crypto/rand panics otherwise)
-	w := &Warm{token: hex.EncodeToString(token), ns: ns}
+	w := &Warm{token: hex.EncodeToString(token), ns: ns, uid: os.Geteuid(), gid: os.Getegid()}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -375,8 +391,44 @@ func (w *Warm) Files(null *os.File) []*os.File {
 	return []*os.File{w.child, w.statW, null, null}
 }
 
-// SysProcAttr is Launch.SysProcAttr for the warm helper's namespaces.
-func (w *Warm) SysProcAttr() *syscall.SysProcAttr { return (*Launch)(nil).SysProcAttr(w.ns) }
+// SysProcAttr is Launch.SysProcAttr for the warm helper's namespaces, with
+// the user and group of IDs.
+func (w *Warm) SysProcAttr() *syscall.SysProcAttr { return sysProcAttr(w.ns, w.uid, w.gid) }
+
+// IDs are the effective user and group this process had when NewWarm made
+// w: those the helper's user namespace maps, and the helper runs as.
+func (w *Warm) IDs() (uid, gid int) { return w.uid, w.gid }
+
+// Prepared waits, at most requestDeadline, for the started helper to say
+// it has prepared what it prepares ahead, and returns why not when it
+// does not: its own report if it failed, or that it did not answer.
+func (w *Warm) Prepared() error {
+	fd := int(w.conn.Fd())
+	tv := unix.NsecToTimeval(requestDeadline.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return err
+	}
+	b := make([]byte, 1)
+	var n int
+	var err error
+	for {
+		n, err = unix.Read(fd, b)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("the confinement helper did not say it was prepared: %w", err)
+	case n == 1 && b[0] == warmPrepared:
+		return nil
+	}
+	// It ended: its status says why.
+	if rep := readReport(w.statR); rep.Err != nil {
+		return rep.Err
+	}
+	return errors.New("the confinement helper ended before it was prepared")
+}
 
 // Started must be called once the warm helper has started: it closes the
 // helper's ends in this process.
@@ -415,6 +467,7 @@ func (w *Warm) Handoff(req Request, stdout, stderr, stdin, exe *os.File) (*Launc
 	req.NetworkIsolated = w.ns.Net
 	req.EgressListener = req.EgressListener && w.ns.Net
 	req.ReadOnlyTree = w.ns.Mount
+	req.Stdin = stdin != nil
 	l := &Launch{req: req, statR: w.statR}
 	files := []*os.File{stdout, stderr}
 	if stdin != nil {

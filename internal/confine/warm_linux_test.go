@@ -45,6 +45,9 @@ func startWarm(t *testing.T, argv func(w *Warm) []string, files func(w *Warm, nu
 	p.cmd = &exec.Cmd{Path: "/proc/self/exe", Args: args, Env: []string{}, ExtraFiles: extra, Stderr: &p.stderr}
 	require.NoError(t, p.cmd.Start())
 	w.Started()
+	if argv == nil && files == nil {
+		require.NoError(t, w.Prepared(), "%s", p.stderr.String())
+	}
 	t.Cleanup(func() {
 		w.Close()
 		p.cmd.Process.Kill()
@@ -125,9 +128,36 @@ func TestWarm_ARefusedHandoffRunsNothing(t *testing.T) {
 			sendRaw(t, p.w, req.Encode(), f, f, f, f)
 		}, "other descriptors than its request asks for"},
 		{"a pinned executable that is not a regular file is refused", func(t *testing.T, p *warmProcess, req Request, f *os.File) {
-			req.Token, req.PinnedFD, req.Path = p.w.token, true, ""
+			req.Token, req.PinnedFD, req.Path, req.Stdin = p.w.token, true, "", true
 			sendRaw(t, p.w, req.Encode(), f, f, f, f) // stdin, then a pipe where the executable goes
 		}, "is not what it should be"},
+		{"an egress socket that is not a socket is refused", func(t *testing.T, p *warmProcess, req Request, f *os.File) {
+			req.Token, req.NetworkIsolated, req.EgressListener = p.w.token, true, true
+			sendRaw(t, p.w, req.Encode(), f, f, f)
+		}, "is not what it should be"},
+		{"a stdout that is not a pipe is refused", func(t *testing.T, p *warmProcess, req Request, f *os.File) {
+			req.Token = p.w.token
+			file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			require.NoError(t, err)
+			defer file.Close()
+			sendRaw(t, p.w, req.Encode(), file, f)
+		}, "is not what it should be"},
+		{"stdin the request does not ask for is refused", func(t *testing.T, p *warmProcess, req Request, f *os.File) {
+			req.Token = p.w.token
+			sendRaw(t, p.w, req.Encode(), f, f, f)
+		}, "other descriptors than its request asks for"},
+		{"a truncated set of descriptors is refused", func(t *testing.T, p *warmProcess, req Request, f *os.File) {
+			req.Token = p.w.token
+			fds := make([]int, maxHandoffFiles+3) // more than the helper makes room for
+			for i := range fds {
+				fds[i] = int(f.Fd())
+			}
+			b := req.Encode()
+			head := binary.BigEndian.AppendUint64(nil, uint64(len(b)))
+			require.NoError(t, unix.Sendmsg(int(p.w.conn.Fd()), head, unix.UnixRights(fds...), nil, 0))
+			_, err := p.w.conn.Write(b)
+			require.NoError(t, err)
+		}, "malformed"},
 		{"a request larger than a request may be is refused", func(t *testing.T, p *warmProcess, req Request, f *os.File) {
 			head := binary.BigEndian.AppendUint64(nil, MaxRequestSize+1)
 			require.NoError(t, unix.Sendmsg(int(p.w.conn.Fd()), head, unix.UnixRights(int(f.Fd()), int(f.Fd())), nil, 0))

@@ -143,6 +143,9 @@ type Request struct {
 	// else; "" leaves the one it was started in (a helper started for
 	// its call is started in the command's).
 	Dir string
+	// Stdin says that a warm helper's handoff carries the command's
+	// stdin; without it the command reads the helper's /dev/null.
+	Stdin bool
 }
 
 // Encode returns the binary encoding of r: the magic string, then every
@@ -172,6 +175,7 @@ func (r *Request) Encode() []byte {
 	e.bool(r.UnixSockets)
 	e.bool(r.EgressListener)
 	e.str(r.Dir)
+	e.bool(r.Stdin)
 	e.u64(uint64(len(r.Filters)))
 	for _, f := range r.Filters {
 		e.u64(uint64(len(f)))
@@ -215,6 +219,7 @@ func DecodeRequest(b []byte) (*Request, error) {
 	r.UnixSockets = d.bool()
 	r.EgressListener = d.bool()
 	r.Dir = d.str()
+	r.Stdin = d.bool()
 	if n := d.count(8); n <= maxFilters {
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			m := d.count(8)
