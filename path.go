@@ -292,7 +292,15 @@ func pathDescription(rule *PathRule, b *boundPathRule) string {
 	default:
 		d.WriteString(" inside the working directory")
 	}
-	d.WriteString(", relative to the working directory or absolute; no \"..\" out of it, no symbolic link out of it, not starting with '-' or '@'")
+	d.WriteString(", relative to the working directory or absolute; no \"..\" out of it, ")
+	if pathLexical(rule, b) {
+		// A lexical rule checks the text only: saying that links out are
+		// refused would promise what the gate does not check.
+		d.WriteString("checked as written (a symbolic link in it is not resolved)")
+	} else {
+		d.WriteString("no symbolic link out of it")
+	}
+	d.WriteString(", not starting with '-' or '@'")
 	if rule != nil {
 		switch rule.Must {
 		case PathExists:
@@ -308,4 +316,13 @@ func pathDescription(rule *PathRule, b *boundPathRule) string {
 	}
 	d.WriteString(". It is passed cleaned (\"a/./b\" as \"a/b\").")
 	return d.String()
+}
+
+// pathLexical reports whether the path rule described by rule and b (either
+// may be nil) checks paths as text only.
+func pathLexical(rule *PathRule, b *boundPathRule) bool {
+	if b != nil {
+		return b.rule.Lexical
+	}
+	return rule != nil && rule.Lexical
 }

@@ -409,3 +409,68 @@ func TestSameTruth_StructPathFieldsAreDescribedInTheSchema(t *testing.T) {
 	require.NotNil(t, more.Items.MinLength)
 	assert.Equal(t, 1, *more.Items.MinLength, "an empty element is refused")
 }
+
+// Invariants 12 and 14 of DESIGN.md: the schema says a symbolic link out
+// of the roots is refused only where the gate checks for one. A Lexical
+// rule checks the text, and its description says so, both for a Path
+// field's tag and for a Flags path bound to its working directory.
+func TestSameTruth_LexicalPathsAreNotDescribedAsRefusingLinks(t *testing.T) {
+	root, _ := pathScratch(t)
+	type resolved struct {
+		F Path `json:"f" path:"file"`
+	}
+	type lexical struct {
+		F Path `json:"f" path:"file,lexical"`
+	}
+	structDescription := func(args ArgsSchema) string {
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(args.JSONSchema(), &schema))
+		return schema.Properties["f"].Description
+	}
+	flagsDescription := func(rule *PathRule) string {
+		a, err := NewAllowlist(CommandSpec{Name: "cat", Command: "/bin/cat", Dir: root, Args: Flags(FlagSpec{
+			Flags: []Flag{{Name: "file", Value: ValuePath, Path: rule}},
+		})})
+		require.NoError(t, err)
+		spec, ok := a.Lookup("cat")
+		require.True(t, ok)
+		var schema struct {
+			Properties struct {
+				Flags struct {
+					Properties map[string]struct {
+						Description string `json:"description"`
+					} `json:"properties"`
+				} `json:"flags"`
+			} `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(spec.Args.JSONSchema(), &schema))
+		d := schema.Properties.Flags.Properties["file"].Description
+		require.NotEmpty(t, d, "%s", spec.Args.JSONSchema())
+		return d
+	}
+	for _, c := range []struct {
+		why     string
+		desc    string
+		lexical bool
+	}{
+		{"a Path field whose links are resolved", structDescription(Struct(func(resolved) Argv { return Argv{} })), false},
+		{"a lexical Path field", structDescription(Struct(func(lexical) Argv { return Argv{} })), true},
+		{"a bound Flags path whose links are resolved", flagsDescription(&PathRule{}), false},
+		{"a bound lexical Flags path", flagsDescription(&PathRule{Lexical: true}), true},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			assert.Contains(t, c.desc, `no ".." out of it`)
+			if c.lexical {
+				assert.NotContains(t, c.desc, "no symbolic link out of it", "a lexical rule does not check where links lead")
+				assert.Contains(t, c.desc, "a symbolic link in it is not resolved")
+				return
+			}
+			assert.Contains(t, c.desc, "no symbolic link out of it")
+			assert.NotContains(t, c.desc, "not resolved")
+		})
+	}
+}
