@@ -253,8 +253,8 @@ func (b *builder) checkToolSettings(t *toolDoc) {
 		b.add(t.sha256.node, t.sha256.path, "must be 64 hex digits (the executable's SHA-256)")
 	}
 	if t.workingDir.set {
-		if w := t.workingDir.v; !filepath.IsAbs(w) || strings.IndexByte(w, 0) >= 0 {
-			b.add(t.workingDir.node, t.workingDir.path, "must be an absolute path without NUL (leave it out for the working directory at load time)")
+		if msg := workingDirProblem(t.workingDir.v); msg != "" {
+			b.add(t.workingDir.node, t.workingDir.path, "%s", msg)
 		}
 	}
 	if t.policyVersion.set && strings.IndexByte(t.policyVersion.v, 0) >= 0 {
