@@ -40,10 +40,12 @@ flag" of a command without allowed_args, flags and command names this
 format cannot spell, policies whose agent holds '*' or '?' or has more
 than one policy, and rule patterns this format might match differently.
 The output allows no more than FILE did: every tool with a TODO is held
-at human_approval (its dispatcher's default_action, and a floor-N policy
-rule before each allow rule that matches its commands) until a person
-finishes it; a file without policies becomes policies: [], which denies
-every call, as flux7 does. Dispatchers take no stdin here.
+at human_approval until a person finishes it: its dispatcher's
+default_action, human_approval: true on each of its commands and its
+bare entry (which no policy or grant lifts), and a floor-N policy rule
+before each allow rule that matches its commands. A file without
+policies becomes policies: [], which denies every call, as flux7 does.
+Dispatchers take no stdin here.
 
 Input that is not a flux7 file stops the conversion, every problem on
 its own line: invalid YAML, anchors, aliases, tags, unknown or duplicate

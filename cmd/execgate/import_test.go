@@ -208,3 +208,21 @@ func TestImport_OutputFile(t *testing.T) {
 		require.False(t, strings.HasPrefix(e.Name(), ".execgate-import-"), "a temporary file is left: %s", e.Name())
 	}
 }
+
+// TestImport_UsageNamesEveryFloor checks that import's usage names each
+// way the conversion holds a tool with a TODO, and that the conversion
+// emits each one: the command's own human_approval: true (which no grant
+// lifts) and the floor-N policy rule.
+func TestImport_UsageNamesEveryFloor(t *testing.T) {
+	code, help, errOut := runCLI(t, "", "help", "import")
+	require.Equal(t, exitOK, code, errOut)
+	usage := strings.Join(strings.Fields(help), " ")
+	require.Contains(t, usage, "human_approval: true on each of its commands")
+	require.Contains(t, usage, "a floor-N policy rule before each allow rule")
+
+	code, stdout, stderr := runCLI(t, "", "import", "flux7", writeFile(t, "flux7.yaml", flux7File))
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stderr, "held at human_approval until done: kubectl.get\n")
+	require.Contains(t, stdout, "human_approval: true")
+	require.Contains(t, stdout, "name: floor-1")
+}
