@@ -48,7 +48,8 @@ type schemaChecker interface {
 // name, an empty, relative or missing Command, one found through a relative
 // PATH entry, a nil Args, a malformed or mismatched SHA256, a relative Dir,
 // a negative limit, a malformed Env entry, or a malformed Confine (a
-// relative path, a negative limit).
+// relative path, a negative limit, more paths and egress entries than an
+// [Approval] can show).
 //
 // An empty list gives an Allowlist that refuses everything.
 func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
@@ -116,6 +117,9 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	if s.Confine != nil {
 		c, err := normalizeConfinement(s.Name, s.Confine)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkShownConfinement(s.Name, c); err != nil {
 			return nil, err
 		}
 		s.Confine = c

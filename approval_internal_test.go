@@ -2,11 +2,13 @@ package execgate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,4 +95,61 @@ func TestDigestBinding_DigestsRevealNoEnvironment(t *testing.T) {
 	ap2, err := x.Propose(context.Background(), "deploy", nil, "")
 	require.NoError(t, err)
 	assert.NotEqual(t, ap.Digest, ap2.Digest)
+}
+
+// widestSchema builds the largest argv an approval may carry, of the
+// character encoding/json writes longest but for the control characters
+// (a double quote, two bytes), and the largest stdin preview, of the one
+// it writes longest of all ("<", six bytes).
+type widestSchema struct{}
+
+func (widestSchema) Parse(json.RawMessage) (Argv, error) {
+	args := make([]string, MaxApprovalArgs)
+	for i := range args {
+		args[i] = strings.Repeat(`"`, MaxApprovalArgBytes)
+	}
+	return Argv{Args: args, Stdin: []byte(strings.Repeat("<", MaxStdinPreview))}, nil
+}
+func (widestSchema) JSONSchema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+
+// The largest approval the envelope limits and NewAllowlist allow, its
+// argv, reason, stdin preview and confinement all as wide as they may be
+// and written with the characters JSON escapes longest, comes back from
+// JSON and executes: Propose never issues an approval that the decoder
+// would refuse as too large. A confinement larger than an approval can
+// show is refused when the allowlist is built.
+//
+// Invariant 8 of DESIGN.md.
+func TestSingleUse_TheWidestApprovalSurvivesJSON(t *testing.T) {
+	path := func(i int) string { return fmt.Sprintf("/%s%03d", strings.Repeat("<", 4000), i) }
+	var read []string
+	for n := 0; n+len(path(0))+1 <= maxShownConfinementBytes; n += len(path(0)) + 1 {
+		read = append(read, path(len(read)))
+	}
+	spec := CommandSpec{Name: "wide.run", Command: "/bin/echo", Args: widestSchema{}, Confine: &Confinement{Read: read}}
+	a, err := NewAllowlist(spec)
+	require.NoError(t, err)
+	var spawned atomic.Int64
+	x, err := NewExecutor(Config{Allowlist: a, ExecFn: func(context.Context, Invocation) Outcome {
+		spawned.Add(1)
+		return Outcome{}
+	}})
+	require.NoError(t, err)
+	ap, err := x.Propose(context.Background(), "wide.run", nil, strings.Repeat("<", MaxReasonBytes))
+	require.NoError(t, err)
+	b, err := json.Marshal(ap)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 2*MaxApprovalArgs*MaxApprovalArgBytes+64<<10, "the envelope is wider than the argv's room and the rest")
+	var back Approval
+	require.NoError(t, json.Unmarshal(b, &back))
+	_, err = x.Execute(context.Background(), back)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), spawned.Load())
+
+	spec.Confine = &Confinement{Read: append(read, path(len(read)))}
+	_, err = NewAllowlist(spec)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Confine", ce.Field)
+	assert.Contains(t, ce.Message, "more than the")
 }

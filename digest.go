@@ -46,7 +46,12 @@ import (
 // The approval digest ("execgate.approval.v1") covers the approval (ID,
 // creation and expiry time as Unix seconds and nanoseconds, reason, the
 // proposing principal), the
-// name, command path, policy version and argv it shows, its egress lists
+// name, command path, policy version and argv it shows, the confinement
+// it shows ("confine.read", "confine.write", "confine.exec",
+// "confine.network", "confine.unix_sockets", "confine.cpu_seconds",
+// "confine.address_space", "confine.files", "confine.file_size",
+// "confine.processes", "confine.best_effort", only when it has
+// [Approval.Confine]), its egress lists
 // ("egress.allow" and "egress.deny", only when it has an [Egress]), what it
 // shows of stdin ("stdin.bytes", "stdin.sha256", "stdin.preview",
 // "stdin.preview_cut", only when it has [Approval.Stdin]), the
@@ -152,9 +157,25 @@ func approvalDigest(ap *Approval, fingerprint, stdinHash string) string {
 	h.String("command", ap.Command)
 	h.String("policy_version", ap.PolicyVersion)
 	h.Strings("args", ap.Args)
-	if ap.Egress != nil {
+	if c := ap.Confine; c != nil {
 		// Only when there is one, so that the digests of approvals of
-		// specs without it stay what they were.
+		// specs without it stay what they were. The spec fingerprint
+		// binds the spec's confinement; this binds what the approver is
+		// shown of it.
+		h.Strings("confine.read", c.Read)
+		h.Strings("confine.write", c.Write)
+		h.Strings("confine.exec", c.Exec)
+		h.Int("confine.network", boolInt(c.Network))
+		h.Int("confine.unix_sockets", boolInt(c.UnixSockets))
+		h.Int("confine.cpu_seconds", c.Limits.CPUSeconds)
+		h.Int("confine.address_space", c.Limits.AddressSpace)
+		h.Int("confine.files", c.Limits.Files)
+		h.Int("confine.file_size", c.Limits.FileSize)
+		h.Int("confine.processes", c.Limits.Processes)
+		h.Int("confine.best_effort", boolInt(c.BestEffort))
+	}
+	if ap.Egress != nil {
+		// The same: only when there is one.
 		h.Strings("egress.allow", ap.Egress.Allow)
 		h.Strings("egress.deny", ap.Egress.Deny)
 	}

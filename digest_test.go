@@ -278,22 +278,37 @@ var specDigestFields = map[string]string{
 // approvalDigestFields classifies every field of Approval for the
 // approval digest.
 var approvalDigestFields = map[string]string{
-	"ID":               digested,
-	"Principal":        digested,
-	"Name":             digested,
-	"Command":          digested,
-	"Args":             digested,
-	"Digest":           "the digest itself: it is compared with the stored one, not hashed",
-	"Reason":           digested,
-	"PolicyVersion":    digested,
-	"Egress.Allow":     digested,
-	"Egress.Deny":      digested,
-	"Stdin.Bytes":      digested,
-	"Stdin.SHA256":     digested,
-	"Stdin.Preview":    digested,
-	"Stdin.PreviewCut": digested,
-	"CreatedAt":        digested,
-	"ExpiresAt":        digested,
+	"ID":            digested,
+	"Principal":     digested,
+	"Name":          digested,
+	"Command":       digested,
+	"Args":          digested,
+	"Digest":        "the digest itself: it is compared with the stored one, not hashed",
+	"Reason":        digested,
+	"PolicyVersion": digested,
+	// What the approval shows of the spec's confinement is bound here;
+	// the spec's Confinement itself is bound by the spec fingerprint
+	// (above), so a spec whose confinement changed refuses as
+	// policy_changed.
+	"Confine.Read":                digested,
+	"Confine.Write":               digested,
+	"Confine.Exec":                digested,
+	"Confine.Network":             digested,
+	"Confine.UnixSockets":         digested,
+	"Confine.Limits.CPUSeconds":   digested,
+	"Confine.Limits.AddressSpace": digested,
+	"Confine.Limits.Files":        digested,
+	"Confine.Limits.FileSize":     digested,
+	"Confine.Limits.Processes":    digested,
+	"Confine.BestEffort":          digested,
+	"Egress.Allow":                digested,
+	"Egress.Deny":                 digested,
+	"Stdin.Bytes":                 digested,
+	"Stdin.SHA256":                digested,
+	"Stdin.Preview":               digested,
+	"Stdin.PreviewCut":            digested,
+	"CreatedAt":                   digested,
+	"ExpiresAt":                   digested,
 }
 
 // digestFiller fills specs, whose Args is an interface.

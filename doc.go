@@ -204,8 +204,13 @@
 // copy of the input, the spec's fingerprint and a hash of the stdin) and
 // returns an [Approval]: an envelope with an ID, the command and argv, the
 // reason, an expiry ([Config.ApprovalTTL], zero means [DefaultApprovalTTL], 15
-// minutes) and a digest. The envelope is safe to show and serialize; it
-// carries neither the environment nor the raw input.
+// minutes) and a digest, and for the approver what the command will read
+// and may touch: stdin's size, SHA-256 and, for text, an escaped preview
+// of its first 4 KiB ([StdinInfo]), and the spec's confinement with its
+// egress allowlist ([ConfinementInfo], [Egress]). The envelope is safe to
+// show and serialize; it carries neither the environment nor the raw
+// input. [Approval.Describe] writes it as text for a person to read, the
+// same on every surface.
 //
 // [Executor.Execute] runs an approved call at most once. It takes the stored
 // record atomically, so that of concurrent Execute and Reject calls exactly

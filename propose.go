@@ -162,10 +162,12 @@ func parseInput(e *entry, sub string, input json.RawMessage) (argv Argv, err err
 }
 
 // Approval is the envelope of a proposed call, for a person or another
-// system to approve. It carries the command, the argv and, of the call's
-// stdin, its size, SHA-256 and a preview of its start ([StdinInfo]), so
-// that an approver sees what the command will read; never the environment
-// or the raw JSON input.
+// system to approve. It carries the command, the argv, of the call's
+// stdin its size, SHA-256 and a preview of its start ([StdinInfo]), so
+// that an approver sees what the command will read, and the spec's
+// confinement ([ConfinementInfo], with the egress allowlist in Egress),
+// so that an approver sees what it may touch; never the environment or
+// the raw JSON input. [Approval.Describe] writes it as text for a person.
 //
 // An Approval authorizes nothing by itself. [Executor.Execute] takes the
 // private record stored under ID, checks that this envelope, recomputed,
@@ -190,6 +192,11 @@ type Approval struct {
 	Reason string `json:"reason"`
 	// PolicyVersion is the spec's PolicyVersion when it was proposed.
 	PolicyVersion string `json:"policyVersion"`
+	// Confine is what the command may touch once it runs, when its spec
+	// has a [Confinement]: its paths, network, limits and whether every
+	// part is required. Nil means the spec has none: the command runs
+	// with the gate's own rights.
+	Confine *ConfinementInfo `json:"confine,omitempty"`
 	// Egress is the network the call may reach, when its spec's
 	// [Confinement] has an [Egress]: the hosts the approver lets it
 	// connect to. Nil means the spec has none (see the spec itself for
@@ -262,9 +269,12 @@ func newID() string {
 }
 
 // maxApprovalJSON bounds the size of an encoded [Approval] that
-// UnmarshalJSON reads: room for the largest argv the envelope limits allow,
-// escaped, and the other fields.
-const maxApprovalJSON = 2*MaxApprovalArgs*MaxApprovalArgBytes + 64<<10
+// UnmarshalJSON reads: room for the largest argv the envelope limits
+// allow, escaped; for the largest reason, stdin preview and confinement
+// (which NewAllowlist bounds) an approval can show, each of their bytes
+// escaped as encoding/json may escape it (six bytes, as in "\u003c");
+// and for the other fields.
+const maxApprovalJSON = 2*MaxApprovalArgs*MaxApprovalArgBytes + 6*(MaxReasonBytes+MaxStdinPreview+maxShownConfinementBytes) + 64<<10
 
 // UnmarshalJSON decodes an [Approval] strictly, so that an envelope that was
 // changed on its way back from the approver is refused rather than quietly

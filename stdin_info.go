@@ -1,10 +1,13 @@
 package execgate
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/execgate/execgate/internal/inputrules"
 )
 
 // MaxStdinPreview bounds [StdinInfo.Preview]: the bytes of stdin it shows.
@@ -19,13 +22,15 @@ type StdinInfo struct {
 	// SHA256 is its lowercase hex SHA-256.
 	SHA256 string `json:"sha256"`
 	// Preview is the start of stdin, at most [MaxStdinPreview] bytes of
-	// it, when that is UTF-8 text: control and formatting characters,
-	// combining marks, spaces other than U+0020 and the Hangul fillers
-	// (a line break included, so that a preview can neither lay out text
-	// of its own around it nor hide what it holds) are written as Go
-	// escapes ("\n", "\x1b", "\u202e"), and a backslash and a double quote as "\\" and "\"":
-	// it is the body of a Go string literal. It is "" when stdin is not
-	// UTF-8 text.
+	// it, when stdin is UTF-8 text (all of it, not only its start: valid
+	// UTF-8 without NUL): control, formatting and invisible characters
+	// (those an argument may not hold, the Hangul fillers among them),
+	// combining marks and spaces other than U+0020 (a line break
+	// included, so that a preview can neither lay out text of its own
+	// around it nor hide what it holds) are written as Go escapes ("\n",
+	// "\x1b", "\u202e"), and a backslash and a double quote as "\\" and
+	// "\"": it is the body of a Go string literal. It is "" when stdin
+	// is not UTF-8 text: then only its size and SHA-256 are shown.
 	Preview string `json:"preview,omitempty"`
 	// PreviewCut reports that Preview shows only the start of stdin.
 	PreviewCut bool `json:"previewCut,omitempty"`
@@ -37,27 +42,45 @@ func stdinInfo(stdin []byte) *StdinInfo {
 		return nil
 	}
 	info := &StdinInfo{Bytes: len(stdin), SHA256: stdinSHA256(stdin)}
+	if !utf8.Valid(stdin) || bytes.IndexByte(stdin, 0) >= 0 {
+		// Not text: a preview of its start would show the approver text
+		// where the command reads something else.
+		return info
+	}
 	head := stdin
 	if len(head) > MaxStdinPreview {
 		head = cutUTF8(head[:MaxStdinPreview])
 		info.PreviewCut = true
 	}
-	if !utf8.Valid(head) || strings.ContainsRune(string(head), 0) {
-		return info
-	}
 	info.Preview = escapePreview(string(head))
 	return info
 }
 
-// escapePreview writes control and formatting characters, and the
-// backslash, as Go escapes.
-func escapePreview(s string) string {
+// escapePreview writes s as the body of a quoted string an approver is
+// shown: see escapeShown.
+func escapePreview(s string) string { return escapeShown(s, true) }
+
+// escapeShown writes s for an approver to read: control, formatting and
+// invisible characters (those a token may not hold, the Hangul fillers
+// among them), combining marks and spaces other than U+0020 as Go
+// escapes, a byte that is not UTF-8 as "\xff", the
+// backslash as "\\" and, when quoted (s will be shown between double
+// quotes), the double quote as "\"". Nothing in s can then break a line,
+// end a quoted value early or pass for an escape of its own.
+func escapeShown(s string, quoted bool) string {
 	var b strings.Builder
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+			i++
+			continue
+		}
+		i += size
 		switch {
 		case r == '\\':
 			b.WriteString(`\\`)
-		case r == '"':
+		case r == '"' && quoted:
 			b.WriteString(`\"`)
 		case r == '\n':
 			b.WriteString(`\n`)
@@ -67,8 +90,10 @@ func escapePreview(s string) string {
 			b.WriteString(`\r`)
 		case r < 0x80 && unicode.IsControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me, unicode.Zl, unicode.Zp) ||
-			unicode.Is(unicode.Zs, r) && r != ' ' || r == '\u3164' || r == '\u115f' || r == '\u1160' || r == '\uffa0':
+		case inputrules.Refused(r) || unicode.In(r, unicode.Mn, unicode.Me) || unicode.Is(unicode.Zs, r) && r != ' ':
+			// What a token may not hold (controls, formatting and
+			// invisible characters, the Hangul fillers among them), and
+			// what could join or space text in ways a reader misses.
 			if r > 0xffff {
 				fmt.Fprintf(&b, `\U%08x`, r)
 			} else {

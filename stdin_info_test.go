@@ -27,6 +27,9 @@ func TestStdinInfo_ShowsTextSafely(t *testing.T) {
 		{"a double quote is escaped, so the preview is the body of a quoted string", `say "hi"`, `say \"hi\"`, false},
 		{"bytes that are not UTF-8 show no preview", "a\xffb", "", false},
 		{"a NUL shows no preview", "a\x00b", "", false},
+		{"text whose bytes past the preview are not UTF-8 shows no preview: what is shown is text only when the command reads text", strings.Repeat("y", MaxStdinPreview+10) + "\xff", "", false},
+		{"a NUL past the preview shows no preview either", strings.Repeat("y", MaxStdinPreview+10) + "\x00", "", false},
+		{"a character drawn as nothing is escaped, as an argument may not hold it", "a\u2800b\u200bc", `a\u2800b\u200bc`, false},
 		{"a long stdin is cut at MaxStdinPreview", strings.Repeat("y", MaxStdinPreview+10), strings.Repeat("y", MaxStdinPreview), true},
 		{"the cut never splits a character", strings.Repeat("y", MaxStdinPreview-1) + "é", strings.Repeat("y", MaxStdinPreview-1), true},
 	} {

@@ -128,6 +128,7 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	rec.Input = append(json.RawMessage(nil), rec.Input...)
 	rec.Salt = append([]byte(nil), rec.Salt...)
 	rec.Approval.Args = append([]string(nil), rec.Approval.Args...)
+	rec.Approval.Confine = rec.Approval.Confine.clone()
 	rec.Approval.Egress = rec.Approval.Egress.clone()
 	rec.Approval.Stdin = rec.Approval.Stdin.clone()
 	m.mu.Lock()

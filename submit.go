@@ -168,6 +168,7 @@ func (x *Executor) hold(ctx context.Context, c *call, principal, reason string, 
 		Args:          c.argv.Args,
 		Reason:        reason,
 		PolicyVersion: c.e.spec.PolicyVersion,
+		Confine:       confinementInfo(&c.e.spec),
 		Egress:        specEgress(&c.e.spec),
 		Stdin:         stdinInfo(c.argv.Stdin),
 		CreatedAt:     now,
@@ -183,6 +184,7 @@ func (x *Executor) hold(ctx context.Context, c *call, principal, reason string, 
 	ap.Digest = approvalDigest(&ap, rec.Fingerprint, rec.StdinSHA256)
 	rec.Approval = ap
 	rec.Approval.Args = append([]string(nil), ap.Args...)
+	rec.Approval.Confine = ap.Confine.clone()
 	rec.Approval.Egress = ap.Egress.clone()
 	rec.Approval.Stdin = ap.Stdin.clone()
 	if err := x.approvals().Save(ctx, rec); err != nil {
