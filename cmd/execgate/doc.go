@@ -264,7 +264,9 @@
 // refuses it, and it stays consumed. reject withdraws it: 200
 // {"status": "rejected", "approval"}. An approval that is unknown, already
 // decided or expired is 404; an approver deciding its own call is 403 and
-// the approval stays pending.
+// the approval stays pending. {"action": "approve", "grant": "30m"} also
+// grants the call's principal the same command for that long (see
+// "Grants").
 //
 // GET /v1/approvals/{id}, for the caller whose call proposed it (the
 // principal of the token that got the 202, or of an MCP call) and for
@@ -316,16 +318,18 @@
 // trail name a refusal with the same kind.
 //
 //	unauthenticated  401  no bearer token, or one that matches no entry
-//	request          400, 403, 404, 405, 413, 415  the request itself was refused
-//	                      before the gate: a malformed body, a token whose role
-//	                      cannot do this, self-approval, no such route, a
-//	                      method the route does not serve, a body over 1 MiB,
-//	                      a body that is not JSON, a poll's query other than
-//	                      one wait; reason says which, in the words the audit
-//	                      trail records
+//	request          400, 403, 404, 405, 409, 413, 415  the request itself was
+//	                      refused before the gate: a malformed body, a token
+//	                      whose role cannot do this, self-approval, no such
+//	                      route, a method the route does not serve, a body
+//	                      over 1 MiB, a body that is not JSON, a poll's query
+//	                      other than one wait, a grant that cannot apply or
+//	                      cannot be revoked (409), an unknown grant (404);
+//	                      reason says which, in the words the audit trail
+//	                      records
 //	not_found        404  no such tool
-//	validation       422  the input (or a decision's action) was refused;
-//	                      issues names each field
+//	validation       422  the input (or a decision's action or grant) was
+//	                      refused; issues names each field
 //	policy           403  denied by a rule (action, rule); 429 when rate_limited
 //	approval         404, 409, 410  the approval cannot be executed (reason);
 //	                      404 for a poll of an approval that is unknown
@@ -350,6 +354,59 @@
 // its call, and the command's process group is killed. On SIGINT or
 // SIGTERM the server stops accepting requests and gives running calls 10
 // seconds before canceling them.
+//
+// # Grants
+//
+// An approver who approves a call may, in the same decision, let its
+// principal make the same call again without an approval for a while:
+// POST /v1/approvals/{id} with {"action": "approve", "grant": "30m"}. The
+// grant covers exactly the approval's principal and its command name (for
+// a dispatcher, the subcommand's, such as terraform.plan), never a
+// pattern, and, like every grant, it only turns the policy's
+// require_approval into allow: it never overturns a deny, does not lift
+// rate limits, and cannot lift a floor (human_approval, a dispatcher's
+// default_action: human_approval). The grant lasts from more than 0s up
+// to server.max_grant (1h unless the file says otherwise; 0s lets
+// approvers make no grants).
+//
+// Before the approval is taken, a grant that cannot be made is refused
+// and the approval stays pending: a value that is not a duration, not
+// positive or over server.max_grant, a grant with reject (422,
+// validation, issue "grant"); a configuration without policies, a call
+// without a principal, a command whose every call a floor holds, a call
+// the policy now allows anyway (409, request). The grant is made only if
+// the approval really executes: after Execute has run the call (whatever
+// its exit status) and before its proposer can learn the outcome, so that
+// the proposer's next identical call finds it; an approval the gate
+// refuses (expired, changed, denied) grants nothing. Its time counts from
+// then. The response is that of an approve with "grant": the grant as
+// GET /v1/grants shows it, or, if it could not be made although the call
+// ran (too many grants are live, or the audit file cannot record it),
+// "grant_error" saying why.
+//
+// GET /v1/grants, for approvers, lists the grants in force, oldest first:
+// {"grants": [{"id", "principal", "tool", "exact", "granted_by",
+// "granted_at", "expires", "source", "approval", "reason"}, ...]}, where
+// source is "approval" for a grant made with an approval (granted_by and
+// approval name the approver and the approval) and "config" for one of
+// the configuration file's grants section (principal and tool are then
+// the file's patterns).
+//
+// DELETE /v1/grants/{id}, for approvers, revokes a grant made with an
+// approval, with effect on the next call: 200 {"status": "revoked",
+// "grant"}. A grant of the configuration file is not revoked (409): the
+// file says which of them are in force, and a reload would bring it back;
+// remove it from the file and reload. An id never made, already revoked
+// or expired is the same 404. A caller's token is refused (403) on both
+// routes, whatever the id, so a caller learns nothing of grants.
+//
+// Grants made with approvals live in the server's memory, up to the
+// policy engine's bound (1000 grants, the file's included): a restart
+// ends them. A reload (see "Reloading") that removes a grant's command
+// ends the grant, and one that keeps it keeps the grant; a grant never
+// changes which tools a principal is shown, so no MCP client is told of
+// one. Every grant made, revoked, ended by a reload or expired is an
+// audit entry (see "Audit").
 //
 // # Connections
 //
@@ -424,7 +481,10 @@
 // when it is approved. A file that does not pass changes nothing: every
 // problem is logged on stderr with its line, as execgate check prints it,
 // then "reload refused; still serving the configuration loaded before".
-// A success is logged as "reloaded the configuration".
+// A success is logged as "reloaded the configuration". A reload also ends
+// the grants made with approvals of a command the new file no longer
+// serves, and its server.max_grant applies to the grants made next (see
+// "Grants").
 //
 // A reload cannot add or remove the policies section (restart serve for
 // that), and the server section's bounds (max_concurrent,
@@ -496,6 +556,14 @@
 // JSON-RPC message is recorded with route "mcp stdio". serve --mcp-http
 // records its refusals the same way, with route "POST /mcp" (or GET,
 // DELETE), and its calls under each token's principal.
+//
+// Each change to a grant made with an approval is an entry too: op
+// "grant" when it is made (principal is the principal it covers, approver
+// who made it, name the command, grant its id, approvalId the approval,
+// reason how long it lasts), "revoke" when an approver revokes it
+// (approver is who did) or a reload ends it (no approver), and "expire"
+// when it reaches its expiry. The making is recorded before the grant
+// applies, and a grant the file cannot record is not made.
 //
 // Each call that starts a process is two entries: its intent, written
 // before the process starts, and its outcome. audit verify also lists,

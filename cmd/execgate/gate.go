@@ -19,6 +19,9 @@ type gate struct {
 	loaded *config.Loaded
 	x      *execgate.Executor
 	chain  *audit.Chain // nil without --audit
+	// grants makes and ends the grants approvers give with approvals,
+	// in the Engine of loaded (see grants.go).
+	grants *grantBook
 }
 
 // openGate loads the configuration at configPath and builds an Executor
@@ -67,6 +70,7 @@ func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn, al
 		return nil, err
 	}
 	g.x = x
+	g.grants = newGrantBook(loaded.Engine, x, srv, nil)
 	return g, nil
 }
 
@@ -84,8 +88,10 @@ func (g *gate) visible(_ context.Context, principal string, spec execgate.Comman
 	return g.loaded.Engine.MayServe(principal, spec, g.x.Allowlist())
 }
 
-// Close closes the audit file, if any.
+// Close stops recording grants' expiries and closes the audit file, if
+// any.
 func (g *gate) Close() error {
+	g.grants.stop()
 	if g.chain != nil {
 		return g.chain.Close()
 	}
@@ -102,7 +108,8 @@ func (g *gate) server() *config.Server {
 // bounds.
 func serverOf(l *config.Loaded) *config.Server {
 	if l.Server == nil {
-		return &config.Server{MaxConcurrent: config.DefaultMaxConcurrent, MaxConcurrentPerPrincipal: config.DefaultMaxConcurrentPerPrincipal(config.DefaultMaxConcurrent)}
+		return &config.Server{MaxConcurrent: config.DefaultMaxConcurrent, MaxConcurrentPerPrincipal: config.DefaultMaxConcurrentPerPrincipal(config.DefaultMaxConcurrent),
+			MaxGrant: config.DefaultMaxGrant}
 	}
 	return l.Server
 }

@@ -86,6 +86,9 @@ type apiOptions struct {
 	// of every caller, are shown every tool. Nil shows every tool to
 	// everyone; serve passes gate.visible.
 	Visible func(ctx context.Context, principal string, spec execgate.CommandSpec) bool
+	// Grants makes the grants approvers give with approvals and serves
+	// them (see grants.go); serve passes gate.grants. Nil makes none.
+	Grants *grantBook
 }
 
 // api is the HTTP API's handler.
@@ -98,6 +101,7 @@ type api struct {
 	anon    anonymousRefusals
 	names   callNames
 	visible func(ctx context.Context, principal string, spec execgate.CommandSpec) bool // nil: all
+	grants  *grantBook                                                                  // nil: no grants
 }
 
 // Unauthenticated refusals are recorded at most anonRate a second, after a
@@ -138,7 +142,7 @@ func newAPI(opts apiOptions) (*api, error) {
 	if opts.Executor == nil {
 		return nil, errors.New("no Executor")
 	}
-	a := &api{x: opts.Executor, pending: opts.Pending, log: opts.Logger, visible: opts.Visible}
+	a := &api{x: opts.Executor, pending: opts.Pending, log: opts.Logger, visible: opts.Visible, grants: opts.Grants}
 	if a.pending == nil {
 		a.pending = newPendingSet(nil)
 	}
@@ -160,6 +164,7 @@ func newAPI(opts apiOptions) (*api, error) {
 	mux.HandleFunc("POST /v1/approvals/{id}", a.decideApproval)
 	mux.HandleFunc("/v1/approvals/{id}", a.methodNotAllowed("GET, POST"))
 	mux.HandleFunc("/v1/approvals", a.methodNotAllowed("GET"))
+	a.grantRoutes(mux)
 	// GET and HEAD of the probes are answered in front of the API (see
 	// probes); any other method is refused here, as on every route.
 	mux.HandleFunc(healthzPath, a.methodNotAllowed(probeAllow))
@@ -383,6 +388,11 @@ type callResponse struct {
 	// Approval is the pending approval (202), or the approval that was
 	// decided (responses to POST /v1/approvals/{id}).
 	Approval *execgate.Approval `json:"approval,omitempty"`
+	// Grant is the grant made with the approval, when the decision asked
+	// for one; GrantError is why it was not made although the approved
+	// call ran (responses to POST /v1/approvals/{id} only).
+	Grant      *grantView `json:"grant,omitempty"`
+	GrantError *errorInfo `json:"grant_error,omitempty"`
 	// Location is where the caller learns the pending approval's outcome,
 	// GET /v1/approvals/{id} (202 only); the Location header says the
 	// same.
@@ -587,11 +597,17 @@ func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 // decision is the body of POST /v1/approvals/{id}.
 type decision struct {
 	Action string `json:"action"`
+	// Grant, with approve, also grants the approval's principal its
+	// command for that long, a duration such as "30m" (see grants.go).
+	Grant *string `json:"grant"`
 }
 
 // decideApproval serves POST /v1/approvals/{id}, to approvers: approve
 // executes the pending approval once, reject withdraws it. What became of
-// it is kept for its proposer (see approvalState).
+// it is kept for its proposer (see approvalState). Approve with a grant
+// also grants the approval's principal its command for a while, once the
+// call ran, before its proposer can learn of it; a grant that cannot
+// apply is refused with the approval still pending (see grantBook).
 func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	approver, ok := a.authenticate(w, r, roleApprover)
@@ -606,12 +622,17 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil || dec.More() {
-		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"} or {"action": "reject"}`}, "malformed body")
+		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"}, {"action": "approve", "grant": "30m"} or {"action": "reject"}`}, "malformed body")
 		return
 	}
 	if d.Action != "approve" && d.Action != "reject" {
 		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindValidation, Status: http.StatusUnprocessableEntity, Message: `action must be "approve" or "reject"`,
 			Issues: []execgate.Issue{{Field: "action", Message: `must be "approve" or "reject"`}}}, "unknown action")
+		return
+	}
+	length, refused := a.grants.length(d)
+	if refused != nil {
+		a.deny(w, r, approver, refused.info, refused.reason)
 		return
 	}
 	id := r.PathValue("id")
@@ -620,12 +641,21 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 		if ap.Principal == approver {
 			return errSelf
 		}
+		if length == 0 {
+			return nil
+		}
+		if refused := a.grants.applies(ap); refused != nil {
+			return refused
+		}
 		return nil
 	})
 	switch {
 	case !found:
 		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindApproval, Reason: execgate.ReasonUnknown, Status: http.StatusNotFound,
 			Message: "no such pending approval: it was never issued here, was already decided, or expired"}, execgate.ReasonUnknown)
+		return
+	case errors.As(err, &refused):
+		a.deny(w, r, approver, refused.info, refused.reason)
 		return
 	case err != nil:
 		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusForbidden,
@@ -664,8 +694,12 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, err, slot, start)
 		return
 	}
+	resp := callResponse{Result: &res, Approval: &ap}
+	if length > 0 {
+		resp.Grant, resp.GrantError = a.grants.grant(execgate.WithPrincipal(context.WithoutCancel(r.Context()), approver), ap, length)
+	}
 	settle(mcpserver.ApprovalApproved, &res, nil)
-	a.respond(w, http.StatusOK, callResponse{Result: &res, Approval: &ap}, slot, start)
+	a.respond(w, http.StatusOK, resp, slot, start)
 }
 
 // reject withdraws an approval that could not be handed to approvers.

@@ -403,7 +403,7 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 // the HTTP side's records, mcpLogger the MCP server's.
 func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logicalNames bool, logger, mcpLogger *slog.Logger) (*mcpHTTP, error) {
 	pending := newPendingSet(nil)
-	a, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger})
+	a, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger, Grants: g.grants})
 	if err != nil {
 		return nil, err
 	}

@@ -134,6 +134,9 @@ func (r *reloader) reload() (int, error) {
 	for _, a := range r.apis {
 		// check parsed the same tokens, so this does not fail.
 		_ = a.setServer(next.Server)
+		// The grants made with approvals of a command next no longer
+		// serves end; the others stay.
+		a.grants.reloaded(next)
 	}
 	r.restartNeeded(serverOf(r.cur), serverOf(next))
 	if r.needTokens && len(serverOf(next).Approvers) == 0 {

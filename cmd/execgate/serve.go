@@ -176,6 +176,7 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	}
 	srv := g.server()
 	logRecovery(logger, o.audit, g.chain)
+	g.grants.setLogger(logger)
 	for _, w := range g.loaded.Warnings() {
 		logger.Warn("execgate: the configuration loads, with a warning", "warning", w.String())
 	}
@@ -249,7 +250,7 @@ func (c *cli) serveAPI(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	if len(srv.Approvers) == 0 {
 		logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
 	}
-	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger, Visible: g.visible})
+	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger, Visible: g.visible, Grants: g.grants})
 	if err != nil {
 		return c.fail(exitUsage, err)
 	}
@@ -293,7 +294,7 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		// up to server.approval_wait).
 		opts.Outcomes, opts.ApprovalWait = pending, srv.ApprovalWait
 		var err error
-		if approver, err = newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger}); err != nil {
+		if approver, err = newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger, Grants: g.grants}); err != nil {
 			return c.fail(exitUsage, err)
 		}
 	}
