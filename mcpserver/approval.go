@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -245,66 +243,21 @@ func (s *Server) reject(ctx context.Context, id string) {
 	}
 }
 
+// The approval question is what execgate.Approval.Describe writes,
+// between questionHead and questionTail.
+const (
+	questionHead = "Allow this command to run once?\n\n"
+	questionTail = "Approve only what you have read."
+)
+
 // question builds the approval question for ap, and reports false when it
 // would be too long to show whole.
 func (s *Server) question(ap execgate.Approval) (*mcp.ElicitParams, bool) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Allow this command to run once?\n\n")
-	fmt.Fprintf(&b, "Tool call: %s\n", ap.Name)
-	fmt.Fprintf(&b, "Executable: %s\n", strconv.Quote(ap.Command))
-	b.WriteString("Arguments:")
-	if len(ap.Args) == 0 {
-		b.WriteString(" (none)")
-	}
-	for _, a := range ap.Args {
-		b.WriteByte(' ')
-		b.WriteString(strconv.Quote(a))
-		if b.Len() > maxQuestionBytes {
-			return nil, false
-		}
-	}
-	b.WriteString("\n")
-	if e := ap.Egress; e != nil {
-		// The network the call may reach is part of what is approved.
-		b.WriteString("Network: only through the gate's proxy, to:")
-		if len(e.Allow) == 0 {
-			b.WriteString(" (nothing)")
-		}
-		for _, h := range e.Allow {
-			b.WriteString(" " + h)
-		}
-		if len(e.Deny) > 0 {
-			b.WriteString("; never to:")
-			for _, h := range e.Deny {
-				b.WriteString(" " + h)
-			}
-		}
-		b.WriteString("\n")
-		if b.Len() > maxQuestionBytes {
-			return nil, false
-		}
-	}
-	fmt.Fprintf(&b, "Reason: %s\n", ap.Reason)
-	fmt.Fprintf(&b, "Approval %s, valid until %s.\n", ap.ID, ap.ExpiresAt.UTC().Format(time.RFC3339))
-	if in := ap.Stdin; in != nil {
-		// What the command will read, as the approval digest binds it.
-		fmt.Fprintf(&b, "Standard input: %d bytes, SHA-256 %s", in.Bytes, in.SHA256)
-		switch {
-		case in.Preview == "":
-			b.WriteString(" (not text: no preview)\n")
-		case in.PreviewCut:
-			fmt.Fprintf(&b, "; it starts (control characters escaped): \"%s\"...\n", in.Preview)
-		default:
-			fmt.Fprintf(&b, "; it is (control characters escaped): \"%s\"\n", in.Preview)
-		}
-	} else {
-		b.WriteString("Standard input: none.\n")
-	}
-	if b.Len() > maxQuestionBytes {
+	text, ok := ap.Describe(execgate.DescribeOptions{MaxBytes: maxQuestionBytes - len(questionHead) - len(questionTail)})
+	if !ok {
 		return nil, false
 	}
-	b.WriteString("Approve only what you have read.")
-	return &mcp.ElicitParams{Mode: "form", Message: b.String(), RequestedSchema: confirmSchema}, true
+	return &mcp.ElicitParams{Mode: "form", Message: questionHead + text + questionTail, RequestedSchema: confirmSchema}, true
 }
 
 // argsDigest identifies a call's arguments across a client's retry,

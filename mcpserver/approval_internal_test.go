@@ -76,3 +76,43 @@ func TestQuestion_ShowsStdin(t *testing.T) {
 	_, ok := (&Server{}).question(ap)
 	assert.False(t, ok, "a question too long to show whole is not asked")
 }
+
+// The person asked sees what the command may touch: the confinement's
+// paths, Unix sockets, limits and whether every part is required, or
+// that there is none, escaped as the rest of the question.
+func TestQuestion_ShowsTheConfinement(t *testing.T) {
+	base := execgate.Approval{ID: "a-1", Name: "manifest.write", Command: "/usr/bin/tee", Args: []string{"crb.yaml"},
+		Reason: "apply", ExpiresAt: time.Unix(0, 0)}
+	for _, tc := range []struct {
+		sentence string
+		confine  *execgate.ConfinementInfo
+		want     []string
+	}{
+		{"an unconfined command says so", nil, []string{"Confinement: none: the command runs with the gate's own rights.\n"}},
+		{"a confined one shows its paths, limits and network", &execgate.ConfinementInfo{
+			Read: []string{"/etc/ssl"}, Write: []string{"/srv/manifests"}, Limits: execgate.LimitsInfo{CPUSeconds: 10},
+		}, []string{
+			"Confinement: reads \"/etc/ssl\"; writes \"/srv/manifests\"; executes nothing but its own executable; no Unix sockets; limits: CPU 10 s; every part required.\n",
+			"Network: none.\n",
+		}},
+		{"a path cannot start a line of its own", &execgate.ConfinementInfo{Write: []string{"/srv\nNetwork: none."}, Network: true},
+			[]string{`writes "/srv\nNetwork: none."`, "Network: the gate's own, not confined.\n"}},
+	} {
+		t.Run(tc.sentence, func(t *testing.T) {
+			ap := base
+			ap.Confine = tc.confine
+			q, ok := (&Server{}).question(ap)
+			require.True(t, ok)
+			for _, w := range tc.want {
+				assert.Contains(t, q.Message, w)
+			}
+			lines := 1
+			if tc.confine == nil {
+				lines = 0
+			}
+			assert.Equal(t, lines, strings.Count(q.Message, "\nNetwork: "), "one network line for a confined command, none otherwise")
+			assert.True(t, strings.HasPrefix(q.Message, questionHead))
+			assert.True(t, strings.HasSuffix(q.Message, questionTail))
+		})
+	}
+}

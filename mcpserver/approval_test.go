@@ -2,8 +2,11 @@ package mcpserver_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -334,4 +337,70 @@ func TestApprovalsRefuse(t *testing.T) {
 	assert.Nil(t, st.Approval)
 	assert.Empty(t, p.questions())
 	assert.Len(t, f.policy.requests(), 1, "asked once; nothing proposed")
+}
+
+// teeSpecs serves "deploy" as a tee-like tool: it writes its stdin to the
+// file it is given, confined to one write path with an egress allowlist,
+// and with a secret in its environment.
+func teeSpecs() []execgate.CommandSpec {
+	return []execgate.CommandSpec{{
+		Name: "deploy", Command: "/bin/echo", Env: map[string]string{"KUBE_TOKEN": "env-canary-7391"},
+		Args: execgate.Flags(execgate.FlagSpec{Positionals: execgate.Positionals{Max: 1}, Stdin: &execgate.StdinSpec{}}),
+		Confine: &execgate.Confinement{
+			Write:  []string{"/srv/manifests"},
+			Egress: &execgate.Egress{Allow: []string{"kubernetes.default.svc:443"}},
+			Limits: execgate.Limits{CPU: 10 * time.Second},
+		},
+	}}
+}
+
+const crbYAML = "kind: ClusterRoleBinding\nroleRef:\n  kind: ClusterRole\n  name: cluster-admin\n"
+
+// The person asked to approve a tee-like call reads what it will write
+// (stdin's size, SHA-256 and escaped preview) and what it may touch (its
+// confinement and network), and never an environment value; so does an
+// agent left pending, in the approval it is handed.
+func TestApproversSeeWhatRuns_TheQuestionShowsStdinAndTheConfinement(t *testing.T) {
+	input, err := json.Marshal(map[string]any{"args": []string{"crb.yaml"}, "stdin": crbYAML})
+	require.NoError(t, err)
+	sum := sha256.Sum256([]byte(crbYAML))
+	for _, v := range elicitVersions {
+		t.Run(v.name, func(t *testing.T) {
+			p := &person{answer: "accept"}
+			f := start(t, setup{specs: teeSpecs(), version: v.version, client: &mcp.ClientOptions{ElicitationHandler: p.handle}})
+			res := f.call(t, "deploy", string(input))
+			require.False(t, res.IsError, text(t, res))
+			qs := p.questions()
+			require.Len(t, qs, 1)
+			q := qs[0]
+			assert.Contains(t, q, fmt.Sprintf("Standard input: %d bytes, SHA-256 %s; it is (control characters escaped): ", len(crbYAML), hex.EncodeToString(sum[:])))
+			assert.Contains(t, q, `"kind: ClusterRoleBinding\nroleRef:\n  kind: ClusterRole\n  name: cluster-admin\n"`)
+			assert.Contains(t, q, `Confinement: reads nothing but what it needs to start; writes "/srv/manifests"; `)
+			assert.Contains(t, q, "limits: CPU 10 s; every part required.\n")
+			assert.Contains(t, q, "Network: only through the gate's proxy, to: kubernetes.default.svc:443\n")
+			assert.NotContains(t, q, "env-canary-7391")
+			assert.NotContains(t, q, "KUBE_TOKEN")
+			require.Equal(t, 1, f.rec.Count())
+			assert.Equal(t, []byte(crbYAML), f.rec.Calls()[0].Stdin, "what was shown is what ran")
+		})
+	}
+	t.Run("pending", func(t *testing.T) {
+		f := start(t, setup{specs: teeSpecs(), opts: mcpserver.Options{Approvals: mcpserver.ApprovalsPending}})
+		res := f.call(t, "deploy", string(input))
+		st := status(t, res)
+		require.Equal(t, mcpserver.StatusPending, st.Status)
+		require.NotNil(t, st.Approval)
+		require.NotNil(t, st.Approval.Stdin)
+		assert.Equal(t, hex.EncodeToString(sum[:]), st.Approval.Stdin.SHA256)
+		assert.Contains(t, st.Approval.Stdin.Preview, `kind: ClusterRoleBinding\n`)
+		require.NotNil(t, st.Approval.Confine)
+		assert.Equal(t, []string{"/srv/manifests"}, st.Approval.Confine.Write)
+		assert.Equal(t, int64(10), st.Approval.Confine.Limits.CPUSeconds)
+		require.NotNil(t, st.Approval.Egress)
+		assert.Equal(t, []string{"kubernetes.default.svc:443"}, st.Approval.Egress.Allow)
+		b, err := json.Marshal(res)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "env-canary-7391")
+		assert.Zero(t, f.rec.Count())
+	})
 }
