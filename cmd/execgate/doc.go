@@ -400,6 +400,9 @@
 // or expired is the same 404. A caller's token is refused (403) on both
 // routes, whatever the id, so a caller learns nothing of grants.
 //
+// These routes are served wherever the approval routes are: by --http,
+// --approver-http and --mcp-http.
+//
 // Grants made with approvals live in the server's memory, up to the
 // policy engine's bound (1000 grants, the file's included): a restart
 // ends them. A reload (see "Reloading") that removes a grant's command

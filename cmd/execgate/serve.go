@@ -109,6 +109,13 @@ finish as they were validated; MCP clients are told the tool list
 changed. The server section's bounds, principal and
 mcp_http_elicitation take effect at the next start.
 
+Wherever the approval routes are served, an approver may approve with a
+grant ({"action": "approve", "grant": "30m"}, at most server.max_grant,
+1h by default): the call's principal then makes the same call without an
+approval until the grant ends. GET /v1/grants lists the grants in force
+and DELETE /v1/grants/{id} revokes one made that way; a reload that
+removes its command ends it, and so does a restart.
+
 Exit codes: 0 stopped cleanly; 1 the server failed while running (for
 example, the address is in use); 2 usage error or a configuration that
 does not load or has no tokens for --http or --mcp-http.
