@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,4 +87,82 @@ func TestTypedGrammars_GitProfileRunsNoRepositoryProgramEvenUnconfined(t *testin
 			assert.NoFileExists(t, marker, "argv %s ran a program the repository names", strings.Join(prop.Args, " "))
 		})
 	}
+}
+
+// TestTypedGrammars_GitProfileReachesNoTransportEvenUnconfined makes the
+// calls of the git profile that ask a partial clone for an object it
+// lacks, through the gate but outside any confinement (invariant 12 of
+// DESIGN.md: the profile holds without the backstop of invariant 13), in
+// the repository hostileGitRepository makes, whose own
+// protocol.<name>.allow let every promisor's transport through: the
+// stray listener gets no connection, no ext:: command or remote helper
+// runs, and the canary that a file:// promisor outside the root holds is
+// never read. The same argv with the profile's environment less
+// GIT_ALLOW_PROTOCOL (HOME and LANG) reaches every one of them.
+func TestTypedGrammars_GitProfileReachesNoTransportEvenUnconfined(t *testing.T) {
+	s := newProofScratch(t, "git", "")
+	stray := newNetProofStray(t, netProofHost{name: "127.0.0.1", addr: netip.MustParseAddr("127.0.0.1")})
+	outside := s.hostileGitRepository(t, stray)
+	l, err := config.LoadFile(s.config)
+	require.NoError(t, err)
+	specs := l.Allowlist.Specs()
+	for i := range specs {
+		specs[i].Confine = nil
+	}
+	a, err := execgate.NewAllowlist(specs...)
+	require.NoError(t, err)
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a})
+	require.NoError(t, err)
+
+	calls := []struct {
+		why, name string
+		args      []string
+	}{
+		{"show of an object the repository lacks", "git.show", []string{missingGitObject}},
+		{"show of the canary a promisor outside the root holds", "git.show", []string{outside}},
+	}
+	for _, c := range calls {
+		t.Run(c.why, func(t *testing.T) {
+			defer os.Remove(s.marker) // each case starts without one
+			accepted := stray.accepted.Load()
+			in, err := json.Marshal(map[string]any{"args": c.args})
+			require.NoError(t, err)
+			r, err := x.Run(context.Background(), c.name, in)
+			require.NoError(t, err)
+			assert.NotEqual(t, 0, r.ExitCode, "git has no such object: %s", r.Stderr)
+			assert.Contains(t, r.Stderr, "not allowed", "git refuses the promisors' transports")
+			assert.NotContains(t, r.Stdout+r.Stderr, proofCanary, "the canary outside the root is never read")
+			assert.NoFileExists(t, s.marker, "no ext:: command or remote helper ran: %s", r.Stderr)
+			assert.Equal(t, accepted, stray.accepted.Load(), "no call reached the stray listener: %s", r.Stderr)
+		})
+	}
+
+	// The scene is live: the same argv, run with HOME and LANG alone,
+	// reaches the stray listener, runs the ext:: command or the helper's
+	// alias, and reads the canary through the file:// promisor; with an
+	// empty GIT_ALLOW_PROTOCOL, which allows the empty transport name
+	// alone, the helper of "::x" runs the alias.
+	p := execgate.NewProposer(a)
+	live := func(env []string, name string, args ...string) string {
+		t.Helper()
+		in, err := json.Marshal(map[string]any{"args": args})
+		require.NoError(t, err)
+		prop, err := p.Check(name, in)
+		require.NoError(t, err)
+		cmd := exec.Command(prop.Command, prop.Args...)
+		cmd.Dir = s.root
+		cmd.Env = env
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	before := []string{"HOME=/nonexistent", "LANG=C.UTF-8"}
+	accepted := stray.accepted.Load()
+	out := live(append(before, "GIT_ALLOW_PROTOCOL="), "git.show", missingGitObject)
+	assert.FileExists(t, s.marker, "an empty GIT_ALLOW_PROTOCOL lets the helper of \"::x\" run: %s", out)
+	assert.Equal(t, accepted, stray.accepted.Load(), "and no other transport: %s", out)
+	os.Remove(s.marker)
+	out = live(before, "git.show", missingGitObject)
+	assert.Greater(t, stray.accepted.Load(), accepted, "the scene's http promisor is reached without the profile's environment: %s", out)
+	assert.FileExists(t, s.marker, "the scene's ext:: promisor runs without the profile's environment: %s", out)
+	assert.Contains(t, live(before, "git.show", outside), proofCanary, "the scene's file:// promisor serves the canary without the profile's environment")
 }

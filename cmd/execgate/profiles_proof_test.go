@@ -49,10 +49,18 @@ func newProofScene(t *testing.T, profile string) *proofScene {
 // of the entry ("    hosts: [localhost]\n").
 func newProofSceneWith(t *testing.T, profile, more string) *proofScene {
 	t.Helper()
-	bin := requireProgram(t, profile)
+	requireProgram(t, profile)
 	if k := probeKernel(); k.os != "" || k.landlockABI < k.minABI || !k.userns {
 		skipUnlessCI(t, "the profiles' confinement needs Landlock and user namespaces, which this kernel does not give")
 	}
+	return newProofScratch(t, profile, more)
+}
+
+// newProofScratch is newProofSceneWith without its demand on the kernel:
+// the scene for calls a test makes outside the confinement.
+func newProofScratch(t *testing.T, profile, more string) *proofScene {
+	t.Helper()
+	bin := requireProgram(t, profile)
 	base := t.TempDir()
 	s := &proofScene{
 		base:   base,
@@ -338,44 +346,16 @@ func TestProfileProof_Git(t *testing.T) {
 // config and .gitattributes name programs (a pager, an external diff, a
 // textconv and a clean filter, an fsmonitor) that would read the canary
 // and create the marker, and that is a partial clone whose promisor
-// remotes (an http URL on a stray listener, an ext:: command) git asks
-// for any object it lacks, with the repository's own protocol.*.allow
-// letting both transports through: the profile's overrides and its
-// confinement (nothing but git executes, no network) leave each inert,
-// and the stray listener accepts no connection.
+// remotes (see hostileGitRepository) git asks for any object it lacks,
+// with the repository's own protocol.*.allow letting every transport
+// through: the profile's overrides and its confinement (nothing but git
+// executes, no network) leave each inert, and the stray listener accepts
+// no connection. TestTypedGrammars_GitProfileReachesNoTransportEvenUnconfined
+// runs the promisor attacks without the confinement.
 func TestProfileProof_GitHostileRepository(t *testing.T) {
 	s := newProofScene(t, "git")
 	stray := newNetProofStray(t, netProofHost{name: "127.0.0.1", addr: netip.MustParseAddr("127.0.0.1")})
-	strayURL := "http://" + netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(stray.port)).String() + "/r.git"
-	s.git(t, "init", "-q")
-	s.git(t, "add", "README", "src/main.go")
-	s.git(t, "commit", "-q", "-m", "one")
-	payload := "sh -c 'cat " + s.secret + "; touch " + s.marker + "'"
-	for _, kv := range [][2]string{
-		{"core.repositoryformatversion", "1"},
-		{"extensions.partialClone", "origin"},
-		{"remote.origin.url", strayURL},
-		{"remote.origin.promisor", "true"},
-		{"remote.ext.url", "ext::sh -c touch% " + s.marker},
-		{"remote.ext.promisor", "true"},
-		{"protocol.http.allow", "always"},
-		{"protocol.ext.allow", "always"},
-		{"core.pager", payload},
-		{"pager.log", payload},
-		{"diff.external", payload},
-		{"core.fsmonitor", payload},
-		{"diff.evil.textconv", payload},
-		{"diff.evil.command", payload},
-		{"filter.evil.clean", payload},
-		{"filter.evil.smudge", payload},
-		{"core.hooksPath", s.base},
-		{"log.showSignature", "true"},
-		{"gpg.program", payload},
-	} {
-		s.git(t, "config", kv[0], kv[1])
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(s.root, ".gitattributes"), []byte("* diff=evil filter=evil\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\nchanged\n"), 0o644))
+	outside := s.hostileGitRepository(t, stray)
 	var calls []attack
 	for _, c := range []struct {
 		name string
@@ -392,13 +372,82 @@ func TestProfileProof_GitHostileRepository(t *testing.T) {
 		{"git.ls-files", args("--modified")},
 		// An object the repository lacks: a partial clone fetches it
 		// from its promisor remotes.
-		{"git.show", args("0123456789abcdef0123456789abcdef01234567")},
-		{"git.log", args("-n", "1", "0123456789abcdef0123456789abcdef01234567")},
+		{"git.show", args(missingGitObject)},
+		{"git.log", args("-n", "1", missingGitObject)},
+		// The canary, which a promisor outside the root holds.
+		{"git.show", args(outside)},
 	} {
 		calls = append(calls, attack{"repository config under " + c.name + " " + strings.Join(anyStrings(c.in["args"]), " "), c.name, c.in})
 	}
 	s.runAttacks(t, calls)
 	assert.Zero(t, stray.accepted.Load(), "no call reached the stray listener")
+}
+
+// missingGitObject is an object name no repository of the proofs holds.
+const missingGitObject = "0123456789abcdef0123456789abcdef01234567"
+
+// hostileGitRepository makes the scene's root a repository whose own
+// config names programs for git to run (each reads the canary and creates
+// the marker) and makes it a partial clone: git asks its promisor remotes
+// for any object it lacks, one after the other, and the config lets each
+// one's transport through with its protocol.<name>.allow, which outranks
+// the profile's protocol.allow=never. The promisors are an http URL on
+// the stray listener; an ext:: URL, whose command creates the marker; a
+// URL with the empty transport name ("::x"), whose helper git runs as the
+// command "remote-", which the config defines as an alias that creates the
+// marker; and a file:// repository beside the root, serving any object it
+// holds, which holds the canary. It returns the name of the canary's
+// object there, which the root lacks.
+func (s *proofScene) hostileGitRepository(t *testing.T, stray *netProofStray) (outside string) {
+	t.Helper()
+	strayURL := "http://" + netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(stray.port)).String() + "/r.git"
+	elsewhere := filepath.Join(s.base, "elsewhere.git")
+	s.git(t, "init", "-q", "--bare", elsewhere)
+	s.git(t, "--git-dir="+elsewhere, "config", "uploadpack.allowAnySHA1InWant", "true")
+	s.git(t, "--git-dir="+elsewhere, "config", "uploadpack.allowFilter", "true")
+	hash := exec.Command("git", "--git-dir="+elsewhere, "hash-object", "-w", s.secret)
+	hash.Env = []string{"HOME=" + s.base, "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := hash.Output()
+	require.NoError(t, err)
+	outside = strings.TrimSpace(string(out))
+
+	s.git(t, "init", "-q")
+	s.git(t, "add", "README", "src/main.go")
+	s.git(t, "commit", "-q", "-m", "one")
+	payload := "sh -c 'cat " + s.secret + "; touch " + s.marker + "'"
+	for _, kv := range [][2]string{
+		{"core.repositoryformatversion", "1"},
+		{"extensions.partialClone", "origin"},
+		{"remote.origin.url", strayURL},
+		{"remote.origin.promisor", "true"},
+		{"remote.ext.url", "ext::sh -c touch% " + s.marker},
+		{"remote.ext.promisor", "true"},
+		{"remote.unnamed.url", "::x"},
+		{"remote.unnamed.promisor", "true"},
+		{"alias.remote-", "!" + payload},
+		{"remote.elsewhere.url", "file://" + elsewhere},
+		{"remote.elsewhere.promisor", "true"},
+		{"protocol.http.allow", "always"},
+		{"protocol.ext.allow", "always"},
+		{"protocol..allow", "always"},
+		{"protocol.file.allow", "always"},
+		{"core.pager", payload},
+		{"pager.log", payload},
+		{"diff.external", payload},
+		{"core.fsmonitor", payload},
+		{"diff.evil.textconv", payload},
+		{"diff.evil.command", payload},
+		{"filter.evil.clean", payload},
+		{"filter.evil.smudge", payload},
+		{"core.hooksPath", s.base},
+		{"log.showSignature", "true"},
+		{"gpg.program", payload},
+	} {
+		s.git(t, "config", kv[0], kv[1])
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, ".gitattributes"), []byte("* diff=evil filter=evil\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, "README"), []byte("hello\nchanged\n"), 0o644))
+	return outside
 }
 
 func anyStrings(v any) []string {
