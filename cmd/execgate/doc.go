@@ -478,7 +478,8 @@
 // policies and grants (grants made otherwise, rate-limit state and
 // pending approvals survive), then the new tools, for MCP clients too,
 // which get notifications/tools/list_changed, then the tokens of callers
-// and approvers, for the requests that follow. A call already validated
+// and approvers, for the requests that follow, and the webhooks of
+// server.notify (see "Webhooks"). A call already validated
 // finishes with the spec it was validated against, even if the reload
 // removed its tool; a pending approval is checked against the new file
 // when it is approved. A file that does not pass changes nothing: every
@@ -528,6 +529,98 @@
 // every second to a client that gave a progress token, so that a client
 // that resets its request timeout on progress keeps waiting; a wait that
 // ends undecided answers pending, and the approval stays pending.
+//
+// # Webhooks
+//
+// With server.notify in the configuration (see package config), serve
+// --http, --mcp-http and --approver-http post a JSON message to each
+// webhook when an approval is pending (type approval.pending) and when an
+// approver decides it (approval.decided), so that approvers need not
+// poll. Over stdio alone no approval waits for approvers, and no webhook
+// is started.
+//
+//	POST <url>
+//	Content-Type: application/json
+//	User-Agent: execgate
+//	Execgate-Delivery: <the body's delivery_id>
+//	Execgate-Event: approval.decided
+//	Execgate-Timestamp: 1767225600
+//	Execgate-Signature: sha256=<64 hex digits>
+//
+//	{"delivery_id": "<UUIDv7>", "type": "approval.decided",
+//	 "occurred_at": "2030-01-02T03:05:05Z",
+//	 "approval": {"id", "principal", "name", "command", "args", "digest",
+//	              "reason", "policyVersion", "confine", "egress",
+//	              "stdin": {"bytes", "sha256"}, "createdAt", "expiresAt"},
+//	 "decision": {"action": "approve", "approver": "alice", "state": "approved",
+//	              "result": {"id", "exitCode", "ok", "termination", "signal", "duration"}}}
+//
+// The approval is the one GET /v1/approvals shows, under the same names,
+// but for stdin: of stdin a message carries its size and SHA-256 only,
+// never its preview, which is stdin's content. occurred_at is when the
+// approval was proposed (pending) or decided. The decision
+// (approval.decided only) has the action, approve or reject; the
+// approver's principal; and the state, what became of the approval:
+// approved (it ran; result says how it ended, with its trace ID, exit
+// code, termination, signal and duration in nanoseconds, never its
+// output or its spawn error), rejected, expired (it expired as it was
+// approved) or failed (the gate refused to run it; error has the
+// refusal's kind and reason, never its message). No message carries a
+// bearer token, an environment value, stdin or what a command wrote: a
+// webhook's receiver may keep what it is sent where an approver's chat
+// or ticket system keeps it. An approval that expires without a decision
+// is not told; its expiresAt says when it does.
+//
+// Execgate-Signature is "sha256=" and the lowercase hex HMAC-SHA256,
+// keyed with the bytes of the webhook's secret_env variable, of the
+// Execgate-Timestamp value, a dot and the body as sent:
+// HMAC(key, timestamp + "." + body). Each attempt is signed anew, with
+// the time it is sent; the body and its delivery ID are the same on every
+// attempt. A receiver reads the raw body before decoding it, computes the
+// HMAC and compares it with the header's in constant time, refuses a
+// timestamp more than five minutes from its clock (a replay), and drops a
+// delivery ID it has already taken (a retry of a message that reached
+// it):
+//
+//	func verify(key []byte, r *http.Request, body []byte, now time.Time) bool {
+//		ts := r.Header.Get("Execgate-Timestamp")
+//		mac := hmac.New(sha256.New, key)
+//		mac.Write([]byte(ts + "."))
+//		mac.Write(body)
+//		want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+//		sec, err := strconv.ParseInt(ts, 10, 64)
+//		return err == nil && hmac.Equal([]byte(r.Header.Get("Execgate-Signature")), []byte(want)) &&
+//			now.Sub(time.Unix(sec, 0)).Abs() <= 5*time.Minute
+//	}
+//
+// Messages never hold up a call or a decision. Each webhook has a queue
+// of 256 messages, posted in order by a sender of its own, so a slow
+// webhook delays only itself; when its queue is full, the oldest message
+// is dropped and logged with its delivery ID, event, approval and the
+// count dropped so far. An attempt is bounded by the webhook's timeout
+// (10s unless its entry says), from connecting to reading the answer, of
+// which at most 64 KiB is read and discarded. A 2xx answer is a
+// delivery. A network error, 408, 429 or 5xx is tried again after 1s,
+// 2s, 4s and 8s, each wait jittered to between half of it and all of it
+// (a longer Retry-After is waited instead, up to 30s), for 5 attempts at
+// most, and no attempt starts more than 2 minutes after the first. Any
+// other answer is final: a redirect is not followed, since a message goes
+// to the url of the file and nowhere else, and another 4xx would be
+// refused again. Every delivery, retry, drop and failure is logged on
+// stderr (not in the audit trail), naming the webhook by its scheme and
+// host only: the path of many webhooks holds a secret. Proxies are taken
+// from HTTPS_PROXY and NO_PROXY. When serve stops, it gives the webhooks
+// up to 5 seconds to take what their queues hold, then logs how many
+// messages each was not sent.
+//
+// The keys are read from serve's environment at its start: a variable
+// that is unset, empty or shorter than 16 bytes refuses the start, named
+// at its entry's line (execgate check does not read them). On SIGHUP the
+// webhooks follow the file, their keys read again from the same
+// environment (a variable serve was not started with needs a restart): a
+// webhook added is told from then on; one removed, or whose url, key,
+// events or timeout changed, is sent nothing more of what its queue held
+// (the count is logged), and a changed one starts anew.
 //
 // # Audit
 //

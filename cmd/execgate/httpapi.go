@@ -666,7 +666,7 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	settled := false
 	settle := func(state mcpserver.ApprovalState, res *execgate.Result, err error) {
 		settled = true
-		a.pending.settle(ap.ID, state, res, err)
+		a.pending.settleBy(ap.ID, approver, state, res, err)
 	}
 	defer func() {
 		if !settled {

@@ -385,7 +385,7 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 		return c.mcpServerFailed(o, err)
 	}
 	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: h.ms, apis: []*api{h.api},
-		needTokens: true, logicalNames: o.logicalNames, mcpHTTP: true})()
+		needTokens: true, logicalNames: o.logicalNames, mcpHTTP: true, notify: g.notify})()
 	err = c.serveHTTP(ctx, lc, h, "MCP over Streamable HTTP (path "+mcpPath+") and the approval routes", logger)
 	h.closeSessions()
 	if err != nil {
@@ -402,7 +402,7 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 // the client's user first. stop ends the standalone streams; logger gets
 // the HTTP side's records, mcpLogger the MCP server's.
 func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logicalNames bool, logger, mcpLogger *slog.Logger) (*mcpHTTP, error) {
-	pending := newPendingSet(nil)
+	pending := g.pendingSet()
 	a, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger, Grants: g.grants})
 	if err != nil {
 		return nil, err

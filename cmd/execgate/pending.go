@@ -50,6 +50,10 @@ type pendingSet struct {
 	// The bounds, maxFinished and maxResultBytes but in tests.
 	maxFinished    int
 	maxResultBytes int64
+
+	// notify is told of each approval added and of each decision
+	// (server.notify); nil tells no one.
+	notify *notifier
 }
 
 // approvalEntry is one approval of a pendingSet and what became of it.
@@ -108,6 +112,8 @@ func (p *pendingSet) add(_ context.Context, ap execgate.Approval) error {
 		return errPendingFull
 	}
 	p.m[ap.ID] = &approvalEntry{ap: ap, state: mcpserver.ApprovalPending, done: make(chan struct{})}
+	// Under p.mu, so that no decision on it is told before it is.
+	p.notify.pending(ap)
 	return nil
 }
 
@@ -163,6 +169,12 @@ func (p *pendingSet) take(id string, approving bool, check func(execgate.Approva
 // gate refused, failed with the refusal err (expired when err is an
 // expiry). Waiting claims then answer.
 func (p *pendingSet) settle(id string, state mcpserver.ApprovalState, res *execgate.Result, err error) {
+	p.settleBy(id, "", state, res, err)
+}
+
+// settleBy is settle of a decision by the approver with that principal,
+// which the webhooks are told of (notifier.decided).
+func (p *pendingSet) settleBy(id, approver string, state mcpserver.ApprovalState, res *execgate.Result, err error) {
 	var ae *execgate.ApprovalError
 	if state == mcpserver.ApprovalFailed && errors.As(err, &ae) && ae.Reason == execgate.ReasonExpired {
 		state, err = mcpserver.ApprovalExpired, nil
@@ -173,6 +185,7 @@ func (p *pendingSet) settle(id string, state mcpserver.ApprovalState, res *execg
 	if !ok || !e.open() {
 		return
 	}
+	note := decisionNote{approver: approver, approve: e.state == mcpserver.ApprovalRunning, state: state, at: p.now(), res: res, err: err}
 	e.state, e.err = state, err
 	if state == mcpserver.ApprovalApproved {
 		e.state = mcpserver.ApprovalDropped
@@ -185,7 +198,8 @@ func (p *pendingSet) settle(id string, state mcpserver.ApprovalState, res *execg
 			}
 		}
 	}
-	p.finish(e, p.now())
+	p.finish(e, note.at)
+	p.notify.decided(e.ap, note)
 	p.bound()
 }
 

@@ -18,8 +18,9 @@ import (
 
 // reloader applies a changed configuration file to a running serve: the
 // allowlist of its Executor and of its MCP server, the policies and
-// grants (config.Loaded.Reload), and the tokens of its HTTP handlers
-// (for --http, --approver-http and --mcp-http alike). What is fixed when
+// grants (config.Loaded.Reload), the tokens of its HTTP handlers (for
+// --http, --approver-http and --mcp-http alike) and the webhooks told of
+// approvals (server.notify). What is fixed when
 // serve starts (the concurrency bounds, the principal of calls over
 // stdio, whether clients over --mcp-http approve by elicitation, how long
 // a held MCP call waits for its decision) is reported as waiting for a
@@ -46,6 +47,9 @@ type reloader struct {
 	// fixedPrincipal reports that --principal, not the file, names the
 	// principal of calls over stdio.
 	fixedPrincipal bool
+	// notify is told the webhooks of the file (server.notify); nil
+	// when serve tells none.
+	notify *notifier
 
 	mu  sync.Mutex
 	cur *config.Loaded // guarded by mu
@@ -138,6 +142,11 @@ func (r *reloader) reload() (int, error) {
 		// serves end; the others stay.
 		a.grants.reloaded(next)
 	}
+	if r.notify != nil {
+		// check read the same keys, so this does not fail.
+		targets, _ := notifyTargets(r.path, serverOf(next), r.notify.getenv)
+		r.notify.configure(targets)
+	}
 	r.restartNeeded(serverOf(r.cur), serverOf(next))
 	if r.needTokens && len(serverOf(next).Approvers) == 0 {
 		r.log.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
@@ -161,6 +170,11 @@ func (r *reloader) check(l *config.Loaded) error {
 	}
 	if _, err := credentials(srv); err != nil {
 		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	if r.notify != nil {
+		if _, err := notifyTargets(r.path, srv, r.notify.getenv); err != nil {
+			return err
+		}
 	}
 	if r.mcp != nil {
 		if _, err := mcpserver.New(r.x, mcpserver.Options{Allowlist: l.Allowlist, LogicalNames: r.logicalNames}); err != nil {

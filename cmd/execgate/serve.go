@@ -187,6 +187,10 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	for _, w := range g.loaded.Warnings() {
 		logger.Warn("execgate: the configuration loads, with a warning", "warning", w.String())
 	}
+	if code := c.startNotify(o, g, srv, logger); code != exitOK {
+		return code
+	}
+	defer g.notify.close(notifyFlushGrace)
 
 	switch {
 	case o.http != "":
@@ -257,11 +261,11 @@ func (c *cli) serveAPI(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	if len(srv.Approvers) == 0 {
 		logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
 	}
-	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Logger: logger, Visible: g.visible, Grants: g.grants})
+	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: g.pendingSet(), Logger: logger, Visible: g.visible, Grants: g.grants})
 	if err != nil {
 		return c.fail(exitUsage, err)
 	}
-	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, apis: []*api{h}, needTokens: true})()
+	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, apis: []*api{h}, needTokens: true, notify: g.notify})()
 	if err := c.serveHTTP(ctx, lc, h, "the HTTP API", logger); err != nil {
 		return c.fail(exitFailed, err)
 	}
@@ -295,7 +299,7 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		if len(srv.Approvers) == 0 {
 			return c.fail(exitUsage, fmt.Errorf("%s: --approver-http needs approvers in the server section (execgate token makes a token)", o.config))
 		}
-		pending := newPendingSet(nil)
+		pending := g.pendingSet()
 		opts.OnPending = pending.add
 		// A retry of a held call learns its outcome (and waits for it
 		// up to server.approval_wait).
@@ -309,7 +313,7 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	if err != nil {
 		return c.mcpServerFailed(o, err)
 	}
-	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, logicalNames: o.logicalNames, fixedPrincipal: o.principal != ""}
+	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, logicalNames: o.logicalNames, fixedPrincipal: o.principal != "", notify: g.notify}
 	if approver != nil {
 		reload.apis, reload.needApprovers = []*api{approver}, true
 	}
