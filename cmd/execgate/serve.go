@@ -102,8 +102,16 @@ text.
 serve stops on SIGINT or SIGTERM, letting running calls finish for up to
 10 seconds, or, over stdio, when the client closes stdin.
 
+With server.notify, every webhook it lists is posted a signed JSON
+message for each approval left pending for approvers and each decision
+(with --http, --mcp-http or --approver-http), never with a token, an
+environment value or stdin's content; the key of each is read from the
+variable its secret_env names, and a missing one refuses the start (see
+"go doc github.com/execgate/execgate/cmd/execgate" for the messages and
+how a receiver verifies them).
+
 On SIGHUP, serve reloads the configuration file in place: its tools,
-policies, grants and tokens. A file that does not load changes nothing;
+policies, grants, tokens and webhooks. A file that does not load changes nothing;
 its problems are logged on stderr, each with its line. Calls under way
 finish as they were validated; MCP clients are told the tool list
 changed. The server section's bounds, principal and
