@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/execgatetest"
 	"github.com/execgate/execgate/internal/fakeclock"
+	"github.com/execgate/execgate/mcpserver"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -74,7 +76,8 @@ server:
 
 // grantFixture is the HTTP API of a configuration file, with the
 // gate's grant book, a clock that moves when told for the policy engine
-// and the grants, the audit trail, and a reloader of the file.
+// and the grants (unless opts.Now is set), the audit trail, and a
+// reloader of the file.
 type grantFixture struct {
 	*apiFixture
 	clk    *fakeclock.Clock
@@ -87,7 +90,9 @@ func newGrantFixture(t *testing.T, text string, opts config.LoadOptions, also ..
 	t.Helper()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC))
 	path := writeFile(t, "execgate.yaml", text)
-	opts.Now = clk.Now
+	if opts.Now == nil {
+		opts.Now = clk.Now
+	}
 	loaded, err := opts.LoadFile(path)
 	require.NoError(t, err)
 	f := &grantFixture{apiFixture: &apiFixture{rec: execgatetest.NewRecorder(), pending: newPendingSet(nil)}, clk: clk, trail: &trailOf{}, path: path}
@@ -96,7 +101,7 @@ func newGrantFixture(t *testing.T, text string, opts config.LoadOptions, also ..
 	require.NoError(t, err)
 	// The grants follow the Engine's clock.
 	f.gate.grants.stop()
-	f.gate.grants = newGrantBook(loaded.Engine, f.gate.x, f.gate.server(), clk.Now)
+	f.gate.grants = newGrantBook(loaded.Engine, f.gate.x, f.gate.server(), opts.Now)
 	t.Cleanup(func() { _ = f.gate.Close() })
 	h, err := newAPI(apiOptions{Executor: f.gate.x, Server: f.gate.server(), Pending: f.pending, Visible: f.gate.visible, Grants: f.gate.grants})
 	require.NoError(t, err)
@@ -423,6 +428,24 @@ func TestGrant_ExpiresWithTheClock(t *testing.T) {
 	assert.Equal(t, "expired at 2030-01-02T15:34:05Z", evs[1].Reason)
 }
 
+// TestGrant_ExpiryIsRecordedWithoutARequest: the expiry of a grant made
+// with an approval is recorded when it comes, on the real clock, without
+// any request to notice it.
+func TestGrant_ExpiryIsRecordedWithoutARequest(t *testing.T) {
+	f := newGrantFixture(t, grantConfig(""), config.LoadOptions{Now: time.Now})
+	ap := f.hold(t, callerToken, "ship.run", `{}`)
+	_, a, data := f.approve(t, ap, `"1ms"`)
+	require.NotNil(t, a.Grant, "%s", data)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(f.grantEvents()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	evs := f.grantEvents()
+	require.Len(t, evs, 2, "made, then expired")
+	assert.Equal(t, execgate.OpExpire, evs[1].Op)
+	assert.Equal(t, a.Grant.ID, evs[1].Grant)
+}
+
 // TestGrant_ReloadRemovingItsToolEndsIt: a reload that removes the
 // command of a grant made with an approval ends the grant, and records
 // it; a grant of a command the reload keeps stays; a later reload that
@@ -564,4 +587,126 @@ func TestApproveWithGrant_BodyStillStrict(t *testing.T) {
 	}
 	assert.Equal(t, []string{ap.ID}, f.listed(t))
 	assert.Zero(t, f.rec.Count())
+}
+
+// TestE2E_ApproveWithGrantOverHTTP: the binary serving the HTTP API with
+// an audit file: an approval with a grant runs the command, the
+// principal's next identical call runs at once, the grant is listed, a
+// reload on SIGHUP that removes the command ends it, and the audit file,
+// which verifies, holds the grant's making and its end.
+func TestE2E_ApproveWithGrantOverHTTP(t *testing.T) {
+	path := writeFile(t, "tools.yaml", grantConfig(""))
+	trail := writeFile(t, "audit.jsonl", "")
+	p := startServe(t, "--config", path, "--http", "127.0.0.1:0", "--audit", trail)
+	base := p.stderr.waitFor(t, regexp.MustCompile(`serving the HTTP API on (http://127\.0\.0\.1:\d+)`))
+	client := &http.Client{Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	do := func(method, route, token, body string) (int, grantAnswer) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+route, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		var a grantAnswer
+		require.NoError(t, json.Unmarshal(data, &a), "%s", data)
+		return resp.StatusCode, a
+	}
+
+	code, a := do("POST", "/v1/tools/ship.run", callerToken, `{}`)
+	require.Equal(t, http.StatusAccepted, code, "%+v", a.Error)
+	code, a = do("POST", "/v1/approvals/"+a.Approval.ID, approverToken, `{"action":"approve","grant":"30m"}`)
+	require.Equal(t, http.StatusOK, code, "%+v", a.Error)
+	require.NotNil(t, a.Result)
+	assert.True(t, a.Result.OK, "/bin/echo ran")
+	require.NotNil(t, a.Grant, "%+v", a.GrantError)
+	id := a.Grant.ID
+
+	code, a = do("POST", "/v1/tools/ship.run", callerToken, `{}`)
+	require.Equal(t, http.StatusOK, code, "the next identical call runs at once: %+v", a.Error)
+	assert.Equal(t, id, a.Policy.Grant)
+	code, a = do("POST", "/v1/tools/ship.run", otherCallerToken, `{}`)
+	assert.Equal(t, http.StatusAccepted, code, "another principal's call is still held")
+	code, a = do("GET", "/v1/grants", approverToken, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Len(t, a.Grants, 1)
+	assert.Equal(t, id, a.Grants[0].ID)
+
+	without := strings.Replace(grantConfig(""), `  - name: ship
+    bin: /bin/echo
+    description: Ship a build; the policy holds every call.
+    bare: {}
+`, "", 1)
+	require.NoError(t, os.WriteFile(path, []byte(without), 0o600))
+	p.hangup(t, 1)
+	code, a = do("GET", "/v1/grants", approverToken, "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Empty(t, a.Grants, "the reload that removed ship.run ended its grant")
+
+	p.stop(t)
+	code, out, errOut := runCLI(t, "", "audit", "verify", trail)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "ok:")
+	data, err := os.ReadFile(trail)
+	require.NoError(t, err)
+	assert.Regexp(t, `"op":"grant","phase":"outcome".*"principal":"ci-bot","approver":"alice","name":"ship.run".*"grant":"`+id+`"`, string(data))
+	assert.Regexp(t, `"op":"revoke","phase":"outcome".*"principal":"ci-bot","name":"ship.run".*"grant":"`+id+`".*"reason":"ended: a reload removed its command"`, string(data))
+}
+
+// TestE2E_ApproveWithGrantBesideStdio: over MCP on stdio with
+// --approver-http, an approver approves a held call with a grant: the
+// agent's retry claims the approved call's Result, and its next
+// identical call runs at once.
+func TestE2E_ApproveWithGrantBesideStdio(t *testing.T) {
+	path := writeFile(t, "tools.yaml", grantConfig(""))
+	cs, stderr := startMCP(t, os.Environ(), "--config", path, "--approver-http", "127.0.0.1:0", "--principal", "mcp-agent")
+	base := stderr.waitFor(t, approvalsAddrRe)
+
+	res := callTool(t, cs, "ship_run", `{}`)
+	var st mcpserver.CallStatus
+	structured(t, res, &st)
+	require.Equal(t, mcpserver.StatusPending, st.Status, st.Message)
+	require.NotNil(t, st.Approval)
+
+	req, err := http.NewRequest("POST", base+"/v1/approvals/"+st.Approval.ID, strings.NewReader(`{"action":"approve","grant":"10m"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+approverToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var a grantAnswer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", a.Error)
+	require.NotNil(t, a.Grant, "%+v", a.GrantError)
+	assert.Equal(t, "mcp-agent", a.Grant.Principal)
+
+	res = callTool(t, cs, "ship_run", `{}`) // the retry claims the approved Result
+	require.False(t, res.IsError, "%+v", res.Content)
+	res = callTool(t, cs, "ship_run", `{}`) // and the next call runs under the grant
+	require.False(t, res.IsError, "%+v", res.Content)
+	var r execgate.Result
+	structured(t, res, &r)
+	assert.True(t, r.OK)
+	assert.Empty(t, r.ApprovalID, "it ran without an approval")
+}
+
+// TestMCPHTTP_ServesGrants: the approval routes of serve --mcp-http make
+// grants with the gate's grant book, as --http and --approver-http do.
+func TestMCPHTTP_ServesGrants(t *testing.T) {
+	loaded, err := config.LoadBytes("test.yaml", []byte(grantConfig("")))
+	require.NoError(t, err)
+	g, err := newGate(loaded, "", execgatetest.NewRecorder().Exec)
+	require.NoError(t, err)
+	defer g.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logger := slog.New(slog.DiscardHandler)
+	h, err := newMCPHTTPServer(ctx, g, g.server(), false, logger, logger)
+	require.NoError(t, err)
+	require.NotNil(t, g.grants)
+	assert.Same(t, g.grants, h.api.grants)
 }
