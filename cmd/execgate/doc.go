@@ -253,8 +253,17 @@
 //
 // GET /v1/approvals, for approvers, lists the pending approvals this server
 // issued, oldest first: {"approvals": [Approval, ...]}. An Approval shows
-// its id, principal (who asked), name, command, args, reason, digest and
-// expiresAt; never the environment or stdin.
+// its id, principal (who asked), name, command, args, reason, digest,
+// createdAt and expiresAt, and what the command will read and may touch:
+// stdin, when the call has any, as {"bytes", "sha256", "preview",
+// "previewCut"}, where preview is its first 4 KiB with control and
+// invisible characters escaped when all of it is UTF-8 text (only its
+// size and SHA-256 otherwise) and previewCut says it shows only the
+// start; confine, when the tool has a confine key, as {"read", "write",
+// "exec", "network", "unixSockets", "limits": {"cpuSeconds",
+// "addressSpace", "files", "fileSize", "processes"}, "bestEffort"}; and
+// egress, when its network lists hosts, as {"Allow", "Deny"}. Never the
+// environment. All of it is bound into the approval's digest.
 //
 // POST /v1/approvals/{id}, for approvers, decides one, with the body
 // {"action": "approve"} or {"action": "reject"}. approve executes it, once:
@@ -502,7 +511,11 @@
 //
 // Over stdio, a call the policy holds for approval is, with --approvals
 // elicit (the default), put to the MCP client's user when the client
-// supports elicitation; otherwise, and always with --approvals pending,
+// supports elicitation (the question shows what an approver reads in GET
+// /v1/approvals: the call, its arguments, stdin's size, SHA-256 and
+// preview, the confinement and the network, every value escaped; a call
+// too long to be shown whole is not put to the user); otherwise, and
+// always with --approvals pending,
 // it is returned to the agent as pending. With --approver-http ADDR the
 // server also serves GET /v1/approvals and POST /v1/approvals/{id} on
 // ADDR, for the configuration's approvers, and pending approvals wait
