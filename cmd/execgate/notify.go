@@ -519,6 +519,7 @@ func (n *notifier) close(grace time.Duration) {
 				"receiver", r.name, "undelivered", left)
 		}
 	}
+	n.opts.Client.CloseIdleConnections()
 }
 
 // receiver is one webhook: its queue, and the goroutine that delivers it
