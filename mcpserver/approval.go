@@ -64,15 +64,11 @@ func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest,
 			return s.elicit(ctx, req, ap, q)
 		}
 	}
-	if s.opts.NoApprover {
+	if hint := s.noApprover(); hint != "" {
 		s.reject(ctx, ap.ID)
-		how := "this client cannot ask its user (it declares no MCP elicitation)"
-		if s.opts.Approvals != ApprovalsElicit {
-			how = "this server does not ask the client's user"
-		}
 		return statusResult(&CallStatus{
 			Status: StatusRefused, Kind: KindPolicy, Action: string(execgate.ActionRequireApproval), Name: ap.Name,
-			Message: fmt.Sprintf("execgate: %q needs a person's approval, and nothing here can give one: %s, and no approver is reachable (start the server with approvers, such as execgate serve --approver-http, or use a client that supports elicitation); nothing ran.", ap.Name, how),
+			Message: NoApproverMessage(ap.Name, s.opts.Approvals == ApprovalsElicit, hint),
 		})
 	}
 	if s.opts.OnPending != nil {
@@ -94,6 +90,29 @@ func (s *Server) approval(ctx context.Context, t tool, req *mcp.CallToolRequest,
 		}
 	}
 	return s.pendingResult(ap, false, false)
+}
+
+// noApprover returns what Options.NoApprover says would give this server
+// an approver, or "" when it has one.
+func (s *Server) noApprover() string {
+	if s.opts.NoApprover == nil {
+		return ""
+	}
+	return s.opts.NoApprover()
+}
+
+// NoApproverMessage is the message of the refusal of a call of the
+// command name that needs a person's approval when nothing can give one
+// (see [Options.NoApprover]), for every transport that refuses such a
+// call: elicits says whether the transport asks a client that can elicit
+// (the caller's cannot), and hint what would give it an approver.
+func NoApproverMessage(name string, elicits bool, hint string) string {
+	how := "this server does not ask the client's user"
+	if elicits {
+		how = "this client cannot ask its user (it declares no MCP elicitation)"
+		hint += ", or use a client that supports elicitation"
+	}
+	return fmt.Sprintf("execgate: %q needs a person's approval, and nothing here can give one: %s, and no approver can decide it; nothing ran. Tell the user; to run it, %s.", name, how, hint)
 }
 
 // canElicit reports whether the client declared that it can answer a

@@ -11,6 +11,59 @@ import (
 	"github.com/execgate/execgate/internal/inputrules"
 )
 
+// DispatchCall takes apart the arguments of a call of the dispatcher
+// whose logical name is dispatcher ("git"), as a [Server] does for each
+// call of a dispatcher's tool: it returns the command name to ask the
+// gate for, dispatcher+"."+subcommand ("git.status"), and the arguments
+// without their "subcommand" member ([SubcommandProperty]), every other
+// member byte for byte as sent, so that the gate still sees (and
+// refuses) duplicate keys, case variants, unknown fields and bad values
+// in what remains.
+//
+// It refuses, with a [*execgate.ValidationError] that names dispatcher
+// and the field: arguments larger than [execgate.MaxInputSize], anything
+// but a single JSON object, a missing or repeated "subcommand" (also when
+// spelled with escapes), a "subcommand" that is not a string, and one
+// that is no subcommand (it must match ^[a-z][a-z0-9-]*$ and be at most
+// 64 bytes), which could otherwise add a '.' and reach another spec.
+//
+// Every transport that calls a dispatcher takes its arguments apart with
+// it, so that a dispatcher is called one way everywhere: the execgate
+// binary's HTTP API (POST /v1/tools/git with {"subcommand": "status"})
+// and execgate run do.
+func DispatchCall(dispatcher string, args json.RawMessage) (name string, input json.RawMessage, err error) {
+	sub, rest, err := splitSubcommand(dispatcher, args)
+	if err != nil {
+		return "", nil, err
+	}
+	return dispatcher + "." + sub, rest, nil
+}
+
+// SpecOf returns the spec that [Options.Visible] is asked about for a
+// call of the command name, and whether a serves name at all: the spec
+// that serves it, as a.Lookup reports it, but for a name a dispatcher
+// serves ("git.stash", served by "git"), the dispatcher's spec under that
+// name, with Dispatch false, so that Visible judges the one command the
+// call asks for. For such a spec policy.Engine's MayServe answers with
+// MayRun of the name, after the dispatcher's Floor.
+func SpecOf(a *execgate.Allowlist, name string) (execgate.CommandSpec, bool) {
+	spec, ok := a.Lookup(name)
+	if !ok {
+		return execgate.CommandSpec{}, false
+	}
+	return asCommand(spec, name), true
+}
+
+// asCommand returns spec, which serves name, as the spec of the one
+// command name: unchanged when spec is name's own, and for a dispatcher
+// its spec under name, with Dispatch false.
+func asCommand(spec execgate.CommandSpec, name string) execgate.CommandSpec {
+	if spec.Dispatch && spec.Name != name {
+		spec.Name, spec.Dispatch = name, false
+	}
+	return spec
+}
+
 // splitSubcommand takes the arguments of a call to a dispatcher tool apart.
 // It returns the value of the top-level "subcommand" member and the
 // arguments with that member removed, every other member byte for byte as

@@ -107,7 +107,19 @@
 // subcommand that has its own listed tool ("git.log") is refused with a
 // pointer to that tool ("git_log"). A dispatcher's tool name is mapped
 // like any other ("cloud.tf" is listed as "cloud_tf"); the subcommand is
-// joined to the logical name with a dot ("cloud.tf.apply").
+// joined to the logical name with a dot ("cloud.tf.apply"). [ToolOf]
+// describes a tool as it is listed, and [DispatchCall] takes a
+// dispatcher call apart as the server does, for another surface that
+// should list and call dispatchers the same way.
+//
+// With [Options.Visible], a call of a dispatcher shown to the caller is
+// judged again for the one command it asks for ([SpecOf]): a subcommand
+// whose own tool is hidden from the caller, or that Visible reports
+// false for, is refused as one the dispatcher does not have, "the tool
+// "git" has no subcommand "push" that you can call", in the same words
+// whether a rule denies it or none names it, and without asking the
+// Policy; the refusal is recorded as a not_found of the command. The
+// same words answer a call of its name ("git.push", "git_push").
 //
 // # Approvals
 //
@@ -135,6 +147,13 @@
 //   - ApprovalsRefuse: the call is refused (SubmitOptions.NoPropose): a
 //     refusal of kind policy, action require_approval, and nothing is
 //     stored.
+//
+// A call left pending is honest only if someone can decide it. Where
+// [Options.NoApprover] says no one outside the client can (now: it is
+// asked on each such call), a call that would be left pending is
+// refused instead, kind policy, action require_approval, with a message
+// ([NoApproverMessage]) that says nothing can approve it and what would;
+// its approval is rejected at once.
 //
 // # Outcomes of pending approvals
 //

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,7 @@ func TestNoApprover_AHeldCallNoOneCanApproveIsRefused(t *testing.T) {
 		{"a client that can elicit is asked", mcpserver.ApprovalsElicit, &mcp.ClientOptions{ElicitationHandler: (&person{answer: "accept"}).handle}, false, ""},
 	} {
 		t.Run(tc.sentence, func(t *testing.T) {
-			f := start(t, setup{client: tc.client, opts: mcpserver.Options{Approvals: tc.mode, NoApprover: true}})
+			f := start(t, setup{client: tc.client, opts: mcpserver.Options{Approvals: tc.mode, NoApprover: func() string { return "start the server with approvers" }}})
 			res := f.call(t, "deploy", `{}`)
 			if !tc.refused {
 				require.False(t, res.IsError, text(t, res))
@@ -46,4 +47,19 @@ func TestNoApprover_AHeldCallNoOneCanApproveIsRefused(t *testing.T) {
 			assert.Zero(t, f.rec.Count())
 		})
 	}
+}
+
+// NoApprover is asked on each held call, so that an approver added while
+// the server runs counts from the next call, and its hint is told.
+func TestNoApprover_IsAskedOnEachCall(t *testing.T) {
+	var hint atomic.Value
+	hint.Store("list approvers")
+	f := start(t, setup{opts: mcpserver.Options{Approvals: mcpserver.ApprovalsPending, NoApprover: func() string { return hint.Load().(string) }}})
+	st := status(t, f.call(t, "deploy", `{}`))
+	assert.Equal(t, mcpserver.StatusRefused, st.Status)
+	assert.Contains(t, st.Message, "to run it, list approvers.")
+	hint.Store("")
+	st = status(t, f.call(t, "deploy", `{}`))
+	assert.Equal(t, mcpserver.StatusPending, st.Status, "an approver now exists")
+	require.NotNil(t, st.Approval)
 }

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -109,23 +110,29 @@ func TestCancelled_KillsTheCommand(t *testing.T) {
 }
 
 // A dispatcher's subcommand whose own tool is hidden from the caller is
-// never named: the call through the dispatcher and the call of its
-// spelling get the words a subcommand without a spec of its own gets.
+// never named: the call through the dispatcher and the call of either of
+// its spellings get the words a subcommand the caller may not call gets,
+// one without a spec of its own that Visible reports false for.
 func TestVisible_AHiddenSubcommandToolIsNeverNamed(t *testing.T) {
 	specs := testSpecs()
 	specs = append(specs, execgate.CommandSpec{Name: "git.secretpush", Command: "/bin/echo", Args: execgate.Fixed("push"), Description: "Push."})
 	f := start(t, setup{specs: specs, opts: mcpserver.Options{
 		Visible: func(_ context.Context, _ string, spec execgate.CommandSpec) bool {
-			return spec.Name != "git.secretpush"
+			return spec.Name != "git.secretpush" && spec.Name != "git.nosuch"
 		},
 	}})
 	res := f.call(t, "git", `{"subcommand":"secretpush"}`)
 	require.True(t, res.IsError)
 	assert.NotContains(t, text(t, res), "git_secretpush")
-	assert.Contains(t, text(t, res), `the tool "git" does not serve the subcommand "secretpush"`)
+	assert.Contains(t, text(t, res), `the tool "git" has no subcommand "secretpush" that you can call`)
+	assert.Equal(t, strings.ReplaceAll(text(t, f.call(t, "git", `{"subcommand":"nosuch"}`)), "nosuch", "secretpush"), text(t, res))
 
-	hidden := text(t, f.call(t, "git.secretpush", `{}`))
-	plain := text(t, f.call(t, "git.nosuch", `{}`))
-	assert.NotContains(t, hidden, "git_secretpush")
-	assert.Equal(t, strings.ReplaceAll(plain, "nosuch", "secretpush"), hidden, "the same answer as for a subcommand without a tool")
+	for _, spell := range []string{"git.%s", "git_%s"} {
+		hidden := text(t, f.call(t, fmt.Sprintf(spell, "secretpush"), `{}`))
+		plain := text(t, f.call(t, fmt.Sprintf(spell, "nosuch"), `{}`))
+		assert.NotContains(t, hidden, "git_secretpush")
+		assert.Equal(t, strings.ReplaceAll(plain, "nosuch", "secretpush"), hidden, "the same answer as for a subcommand the caller may not call")
+	}
+	assert.Zero(t, f.rec.Count())
+	ran(t, f.call(t, "git", `{"subcommand":"status"}`))
 }

@@ -177,20 +177,34 @@ type Options struct {
 	//	},
 	//
 	// The spec is as Allowlist.Specs reports it; ctx is the request's.
-	// Visible is called for every listed tool on each tools/list and on
-	// each call, may be called concurrently, and must not block. After a
+	// A call of a dispatcher tool shown to the caller is asked about
+	// again for the one command it asks for: the dispatcher's spec under
+	// the requested name, "git.stash", with Dispatch false (see [SpecOf];
+	// MayServe then answers with the Engine's MayRun of the name). False
+	// refuses it as a subcommand the dispatcher does not have, in the
+	// same words as one that does not exist, and without asking the
+	// Policy, whose deny would tell a rule names it. Visible is called
+	// for every listed tool on each tools/list and on each call, may be
+	// called concurrently, and must not block. After a
 	// change of what it reports, call [Server.SetAllowlist] (as a reload
 	// does) or [Server.NotifyToolsChanged], so that clients list the tools
 	// again. Nil shows every tool to every caller.
 	Visible func(ctx context.Context, principal string, spec execgate.CommandSpec) bool
 
-	// NoApprover says that no one outside the MCP client can decide a
-	// pending approval: OnPending reaches no person. A call that needs an
-	// approval and that the client cannot put to its user (it declares no
-	// elicitation, or the mode is [ApprovalsPending]) is then refused,
-	// with a message that says nothing can approve it, instead of being
-	// left pending for no one; its approval is rejected at once.
-	NoApprover bool
+	// NoApprover, if not nil, says whether anyone outside the MCP client
+	// can decide a pending approval now: it returns "" while OnPending
+	// reaches someone who can, and otherwise what would give the server
+	// such an approver ("start the server with --approver-http"). It is
+	// asked about each call that needs an approval and that the client
+	// cannot put to its user (it declares no elicitation, or the mode is
+	// [ApprovalsPending]); a non-empty answer refuses the call, with a
+	// message that says nothing can approve it and what would, instead
+	// of leaving it pending for no one, and its approval is rejected at
+	// once. It is asked on each such call, so that approvers added or
+	// removed while the server runs (a reload) count from the next call;
+	// it may be called concurrently, and must not block. Nil means an
+	// approver can decide every pending approval.
+	NoApprover func() string
 
 	// Outcomes, if not nil, tells the server what became of the approvals
 	// it leaves pending for an out-of-band approver (see [Outcomes]), so
@@ -345,7 +359,7 @@ func (s *Server) SetAllowlist(a *execgate.Allowlist) error {
 	next := make(map[string]tool, len(specs))
 	defs := make([]*mcp.Tool, 0, len(specs))
 	for _, spec := range specs {
-		def, err := toolFor(spec, listed[spec.Name])
+		def, err := ToolOf(spec, listed[spec.Name])
 		if err != nil {
 			return err
 		}
@@ -443,8 +457,11 @@ func (s *Server) unlisted(ctx context.Context, principal, name string) *mcp.Call
 // not listed itself, or returns "": the tool a spec's logical name is
 // listed under ("git.log" is listed as "git_log"), or the dispatcher tool
 // and the subcommand of a dispatched name, in its logical spelling
-// ("git.status") or in that of tool names ("git_status"). A tool hidden
-// from principal (see Options.Visible) is never named.
+// ("git.status") or in that of tool names ("git_status"), when principal
+// may call that subcommand (see subcommandOf). A tool hidden from
+// principal (see Options.Visible) is never named, and neither is a
+// subcommand principal may not call: noSuchTool answers those as it
+// answers a subcommand that does not exist.
 func (s *Server) callInstead(ctx context.Context, principal, name string) string {
 	if listed, ok := s.listedAs(name); ok {
 		if _, shown := s.shownTool(ctx, principal, listed); shown {
@@ -466,14 +483,13 @@ func (s *Server) callInstead(ctx context.Context, principal, name string) string
 	if !ok || !t.dispatch {
 		return ""
 	}
-	if own, ok := s.listedAs(t.name + "." + sub); ok {
-		if _, shown := s.shownTool(ctx, principal, own); shown {
-			return fmt.Sprintf("the command %q is listed as the tool %q: call that", t.name+"."+sub, own)
-		}
-		// Hidden: the same words as for a subcommand with no spec of
-		// its own, so that the answer does not tell one exists.
+	switch own, found := s.subcommandOf(ctx, principal, t, sub); {
+	case own != "":
+		return fmt.Sprintf("the command %q is listed as the tool %q: call that", t.name+"."+sub, own)
+	case found:
+		return fmt.Sprintf("call the tool %q with %q set to %q", t.listed, SubcommandProperty, sub)
 	}
-	return fmt.Sprintf("call the tool %q with %q set to %q", t.listed, SubcommandProperty, sub)
+	return ""
 }
 
 // unlistedRoute is the Route of the audit record of a call of an unlisted

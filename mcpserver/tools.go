@@ -28,8 +28,18 @@ type tool struct {
 	def  *mcp.Tool            // the tool as registered with the SDK
 }
 
-// toolFor describes spec as an MCP tool listed under the name listed.
-func toolFor(spec execgate.CommandSpec, listed string) (*mcp.Tool, error) {
+// ToolOf returns the tool a [Server] lists for spec under the name listed
+// ([ToolName] of spec.Name, or the name itself with
+// [Options.LogicalNames]): the spec's description, input schema and
+// annotations, and for a dispatcher, whose call names its subcommand in
+// the "subcommand" member ([SubcommandProperty]), the input schema with
+// that member required and the description with a sentence on it. It
+// returns an error if the spec's JSONSchema is not a JSON object of type
+// "object", or a dispatcher's already has a "subcommand" property.
+//
+// The execgate binary's GET /v1/tools and execgate tools describe each
+// tool with it, so that every surface describes a dispatcher alike.
+func ToolOf(spec execgate.CommandSpec, listed string) (*mcp.Tool, error) {
 	schema, err := inputSchema(spec)
 	if err != nil {
 		return nil, err

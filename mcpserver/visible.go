@@ -115,25 +115,27 @@ func (s *Server) NotifyToolsChanged() {
 }
 
 // noSuchTool refuses a call of name, which no tool shown to principal
-// has. The refusal names only tools shown to principal: the tools of the
+// has. The refusal names only tools shown to principal: the dispatcher
+// tool when name is the dispatcher's with a subcommand it does not serve
+// to principal ("git_Status", which is no subcommand, or "git_push", which
+// principal's policy never allows: see subcommandOf), or the tools of the
 // same family when name looks like one of theirs ("terraform_nope" when
-// terraform_plan and terraform_apply are shown), or the dispatcher tool
-// when name is the dispatcher's with a subcommand it cannot take, and
-// otherwise nothing.
+// terraform_plan and terraform_apply are shown), and otherwise nothing.
 func (s *Server) noSuchTool(ctx context.Context, principal, name string) *mcp.CallToolResult {
-	msg := fmt.Sprintf("execgate: no such tool %q: tools/list shows the tools you can call", name)
-	if fam, sub, disp, members := s.familyOf(ctx, principal, name); disp != nil || len(members) > 0 {
-		switch {
-		case disp != nil:
-			msg = fmt.Sprintf("execgate: the tool %q has no subcommand %q (a subcommand matches %s): call the tool %q with %q set to the subcommand",
-				fam, sub, inputrules.SubcommandPattern, disp.listed, SubcommandProperty)
-		case sub == "":
-			msg = fmt.Sprintf("execgate: there is no tool %q, and its tools are called by their own names: call it as %s", fam, quoteNames(members))
-		default:
-			msg = fmt.Sprintf("execgate: the tool %q has no subcommand %q: call it as %s", fam, sub, quoteNames(members))
-		}
+	msg := fmt.Sprintf("execgate: no such tool %q: tools/list shows the tools you can call; nothing ran.", name)
+	fam, sub, disp, members := s.familyOf(ctx, principal, name)
+	switch {
+	case disp != nil && !inputrules.ValidSubcommand(sub):
+		msg = fmt.Sprintf("execgate: the tool %q has no subcommand %q (a subcommand matches %s): call the tool %q with %q set to the subcommand; nothing ran.",
+			fam, sub, inputrules.SubcommandPattern, disp.listed, SubcommandProperty)
+	case disp != nil:
+		msg = noSubcommand(*disp, sub)
+	case len(members) > 0 && sub == "":
+		msg = fmt.Sprintf("execgate: there is no tool %q, and its tools are called by their own names: call it as %s; nothing ran.", fam, quoteNames(members))
+	case len(members) > 0:
+		msg = fmt.Sprintf("execgate: the tool %q has no subcommand %q: call it as %s; nothing ran.", fam, sub, quoteNames(members))
 	}
-	return statusResult(&CallStatus{Status: StatusRefused, Kind: KindNotFound, Name: name, Message: msg + "; nothing ran."})
+	return statusResult(&CallStatus{Status: StatusRefused, Kind: KindNotFound, Name: name, Message: msg})
 }
 
 // familyOf finds the tools shown to principal that name belongs with.
@@ -141,9 +143,9 @@ func (s *Server) noSuchTool(ctx context.Context, principal, name string) *mcp.Ca
 // terraform_plan and terraform_apply, with sub ""), then name cut at its
 // last '.' or '_' into a family and a subcommand ("terraform" and "nope"
 // for "terraform_nope"). It returns the family and subcommand found, the
-// dispatcher of the family if one is shown and sub is no subcommand it
-// can take (one it can take is a call of it: see callInstead), and the
-// listed names of the family's other tools, sorted.
+// dispatcher of the family if one is shown (a subcommand it serves to
+// principal is a call of it: see callInstead), and else the listed names
+// of the family's other tools, sorted.
 func (s *Server) familyOf(ctx context.Context, principal, name string) (fam, sub string, disp *tool, members []string) {
 	if members := s.family(ctx, principal, name, nil); len(members) > 0 {
 		return name, "", nil, members
@@ -155,7 +157,7 @@ func (s *Server) familyOf(ctx context.Context, principal, name string) (fam, sub
 	fam, sub = name[:i], name[i+1:]
 	var d tool
 	members = s.family(ctx, principal, fam, &d)
-	if d.def != nil && !inputrules.ValidSubcommand(sub) {
+	if d.def != nil {
 		return fam, sub, &d, nil
 	}
 	return fam, sub, nil, members

@@ -18,6 +18,7 @@ import (
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/audit"
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/mcpserver"
 )
 
 // loadError reports a configuration that does not load: every problem of
@@ -153,7 +154,10 @@ NAME is looked up in the allowlist, INPUT (a JSON value; absent means no
 input, "-" reads it from stdin) is validated into an argv, the policy
 decides for the principal, and the command runs without a shell. The
 Result is printed as JSON on stdout: exitCode, stdout, stderr, how the
-process ended, and how many output bytes were dropped.
+process ended, and how many output bytes were dropped. A dispatcher is
+called as over MCP and the HTTP API, by its name with the subcommand in
+the input, as in execgate run terraform '{"subcommand": "plan"}' (or by
+the command name, terraform.plan, with the rest of the input).
 
 A refused call prints {"error": {"kind": ..., "message": ...}} on stderr
 and runs nothing. A call the policy holds for approval is refused: run
@@ -199,7 +203,14 @@ load.
 				p = g.server().Principal
 			}
 			ctx, slot := withSlot(execgate.WithPrincipal(ctx, p))
-			res, err := g.x.Run(ctx, args[0], input)
+			name, input, err := runTarget(g.x.Allowlist(), args[0], input)
+			var res execgate.Result
+			if err == nil {
+				res, err = g.x.Run(ctx, name, input)
+			} else if rerr := g.x.RecordRefusal(ctx, execgate.Refusal{Route: "execgate run", Name: args[0], Kind: execgate.ErrorKindValidation,
+				Reason: "the subcommand argument of a dispatcher was refused"}); rerr != nil {
+				err = rerr
+			}
 			if err != nil {
 				e := refusal(err)
 				switch {
@@ -224,6 +235,38 @@ load.
 	},
 }
 
+// runTarget returns the command name and input that execgate run NAME
+// INPUT asks the gate for: NAME and INPUT, or for a dispatcher's NAME, as
+// over MCP and the HTTP API, NAME.SUBCOMMAND and INPUT without its
+// "subcommand" (mcpserver.DispatchCall). A subcommand with a command of
+// its own is refused with a pointer to it, since its input has another
+// shape.
+func runTarget(a *execgate.Allowlist, name string, input json.RawMessage) (string, json.RawMessage, error) {
+	if _, ok := a.Lookup(name); ok || !isDispatcher(a, name) {
+		return name, input, nil
+	}
+	cmd, rest, err := mcpserver.DispatchCall(name, input)
+	if err != nil {
+		return "", nil, err
+	}
+	if own, ok := a.Lookup(cmd); ok && !own.Dispatch {
+		return "", nil, &execgate.ValidationError{Name: name, Issues: []execgate.Issue{{
+			Field: mcpserver.SubcommandProperty, Message: fmt.Sprintf("%q has its own tool; call it by its name instead (execgate run %s INPUT)", cmd, cmd),
+		}}}
+	}
+	return cmd, rest, nil
+}
+
+// isDispatcher reports whether a has a dispatcher named name.
+func isDispatcher(a *execgate.Allowlist, name string) bool {
+	for _, s := range a.Specs() {
+		if s.Dispatch && s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 var toolsCmd = &command{
 	name:    "tools",
 	summary: "list the tools of a configuration with their input schemas",
@@ -234,8 +277,11 @@ allows with its description and the JSON Schema of its input: the same
 list as GET /v1/tools. Each tool's mcp_name is the name serve lists it
 under over MCP: its name with each '.' made '_' ("git_log" for
 "git.log"), or with --logical-names, as serve --logical-names lists it,
-its name itself. A dispatcher ("dispatch": true) is called as
-"<name>.<subcommand>" and carries its default_action. Two commands that
+its name itself. A dispatcher ("dispatch": true) is called by its name
+with the subcommand in the input's "subcommand", which its input_schema
+requires (see "Dispatchers" in "go doc
+github.com/execgate/execgate/cmd/execgate"); call_as is the command name
+each call is decided as, and it carries its default_action. Two commands that
 would be listed under one mcp_name are named on stderr: serve refuses
 them without --logical-names.
 

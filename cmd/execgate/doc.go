@@ -110,8 +110,8 @@
 // (mcpserver.ToolName): letters, digits, '_' and '-' are kept, each '.'
 // becomes '_' ("git.log" is the tool "git_log"), and a name still longer
 // than 64 bytes is cut to 55 bytes followed by '-' and 8 hex digits of
-// its SHA-256. A dispatcher keeps its name ("terraform") and takes the
-// subcommand as its "subcommand" argument. The policies, grants,
+// its SHA-256. A dispatcher keeps its name ("terraform") and is called
+// with its subcommand in its input (see "Dispatchers"). The policies, grants,
 // approvals, Results and the audit trail see the command's own name
 // ("git.log", "terraform.apply"), whatever name the client called. Two
 // commands listed alike ("a.b" and "a_b") make serve refuse to start,
@@ -122,6 +122,53 @@
 // commands that would be listed alike. An MCP client that calls a name
 // that is not listed but names a listed tool ("git.log", "git.status") is
 // told, as not_found, which tool to call instead.
+//
+// # Dispatchers
+//
+// A dispatcher is a tool whose subcommands are not declared one by one
+// (a tools entry without strict, such as terraform, with plan, show and
+// apply among its subcommands). On every surface it is one tool, called
+// one way: by its name, with the subcommand in the input's "subcommand"
+// and the subcommand's own input beside it:
+//
+//	MCP, stdio and Streamable HTTP  tools/call of terraform with {"subcommand": "plan", "args": ["-lock=false"]}
+//	the HTTP API                    POST /v1/tools/terraform with {"subcommand": "plan", "args": ["-lock=false"]}
+//	execgate run                    execgate run --config FILE terraform '{"subcommand": "plan", "args": ["-lock=false"]}'
+//
+// tools/list, GET /v1/tools and execgate tools describe it alike: the
+// same description, which says how to call it, and the same input
+// schema, the dispatcher's with "subcommand" required (a string of 1 to
+// 64 bytes matching ^[a-z][a-z0-9-]*$). "subcommand" is taken out of the
+// input, every other member is passed on as sent, and the call is
+// checked and decided as the command terraform.plan, the name the
+// policies, grants, approvals, Results and the audit trail see. The HTTP
+// API and execgate run also take that name, with the rest of the input:
+// POST /v1/tools/terraform.plan (or terraform_plan) with {"args":
+// ["-lock=false"]}, as before this convention.
+//
+// A subcommand that has a command of its own (plan declared under the
+// tool's commands) is a tool of its own, terraform_plan, whose input has
+// another shape: called through the dispatcher, it is refused as invalid
+// input on "subcommand", naming the tool to call. Each refusal says what
+// is wrong:
+//
+//	not_found   no such tool: no tool shown to the caller has the name
+//	            ("no such tool "terraformx"")
+//	not_found   the tool has no such subcommand: "the tool "terraform"
+//	            has no subcommand "destroy" that you can call"
+//	validation  no "subcommand", or one that is no subcommand (field
+//	            subcommand)
+//	validation  a subcommand with a tool of its own, named (field
+//	            subcommand)
+//
+// A caller is shown only the tools its policy could allow or hold for
+// approval, and the same holds for a dispatcher's subcommands: one that
+// its policy never allows (a rule denies it, no rule names it, or its own
+// tool is hidden from the caller) is refused as a subcommand the tool
+// does not have, in the same words whichever it is, and the policy, whose
+// deny would name its rule, is not asked. Neither a listing nor a refusal
+// tells a caller that a command it cannot run exists. The refusal is
+// recorded in the audit trail as a not_found of the command asked for.
 //
 // # Principals and tokens
 //
@@ -197,6 +244,10 @@
 // elicit is asked, and its accept runs the call once (a decline rejects
 // it); one that cannot still leaves it to the approvers. Set it only when
 // every token belongs to a client that puts the question to a person.
+// While the server section lists no approvers, a held call that no
+// client's user is asked about is refused as over stdio, saying that
+// nothing can approve it (see "Approvals over MCP"); a reload that lists
+// approvers counts from the next call.
 //
 // # HTTP API
 //
@@ -223,16 +274,22 @@
 //	            "input_schema": {...}}]}
 //
 // mcp_name is the name serve lists the tool under over MCP (see "Tool
-// names over MCP").
+// names over MCP"); description and input_schema are those tools/list
+// shows, a dispatcher's with its "subcommand" (see "Dispatchers"), and
+// call_as the command name each call of a dispatcher is decided as.
 //
 // POST /v1/tools/{name}, for callers, makes a call with the body as the
-// tool's input (an empty body is no input). A dispatcher is called by the
-// full name, "terraform.apply". The name may be spelled as over MCP too:
-// a tool's mcp_name ("git_log"), or a dispatcher's mcp_name, '_' and the
-// subcommand ("terraform_apply"); a command's own name wins, and a name
-// that spells two commands alike is refused (404, not_found) with both
-// named. The policies and the audit trail see the command's own name. The
-// answers:
+// tool's input (an empty body is no input). A dispatcher is called by its
+// name, with the subcommand in the body's "subcommand", or by the
+// command's name, "terraform.apply" (see "Dispatchers"). The name may be
+// spelled as over MCP too: a tool's mcp_name ("git_log"), or a
+// dispatcher's mcp_name, '_' and the subcommand ("terraform_apply"); a
+// command's own name wins, and a name that spells two commands alike is
+// refused (404, not_found) with both named. The policies and the audit
+// trail see the command's own name. While the server section lists no
+// approvers, a call the policy holds is refused (403, policy, action
+// require_approval), saying that nothing can approve it, and no approval
+// is stored. The answers:
 //
 //	200  the command ran: {"result": Result, "trace_id", "policy", "latency_ms"}.
 //	     result is execgate.Result (exitCode, ok, termination, stdout,
@@ -339,7 +396,9 @@
 //	not_found        404  no such tool
 //	validation       422  the input (or a decision's action or grant) was
 //	                      refused; issues names each field
-//	policy           403  denied by a rule (action, rule); 429 when rate_limited
+//	policy           403  denied by a rule (action, rule), or held for an
+//	                      approval no approver could give (action
+//	                      require_approval); 429 when rate_limited
 //	approval         404, 409, 410  the approval cannot be executed (reason);
 //	                      404 for a poll of an approval that is unknown
 //	                      (reason unknown)
@@ -719,6 +778,18 @@
 // errors and a configuration that does not load, and the error that
 // ends serve, are printed as plain text, one line, as by every
 // execgate command; MCP over stdio writes only MCP on stdout.
+//
+// At start, serve warns, once per tool (fields "tool" and "callers"),
+// about each tool that no call can run on the transport it serves,
+// judged for its callers (the stdio principal, or the principals of the
+// server section's tokens) with the grants in force: one that the policy
+// or the tool's default_action denies to every caller, and one whose
+// every call that is not denied needs an approval that nothing there
+// can give (stdio with --approvals pending and no --approver-http, or
+// --approvals refuse; --mcp-http without approvers and without
+// mcp_http_elicitation: true; --http without approvers). A dispatcher
+// whose policy decides its subcommands one by one is not judged. Such a
+// tool is listed to no caller, or every call of it is refused.
 //
 // # Importing from flux7-mesh
 //

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -209,6 +210,20 @@ func (a *api) setServer(srv *config.Server) error {
 	return nil
 }
 
+// noApprover says what would let someone decide approvals here, or
+// returns "" when a token may: the server section in force lists
+// approvers. It is the mcpserver.Options.NoApprover of the MCP servers
+// whose approvals these routes serve, and decides what the API does with
+// a held call.
+func (a *api) noApprover() string {
+	for _, c := range *a.creds.Load() {
+		if c.role == roleApprover {
+			return ""
+		}
+	}
+	return "list approvers in the configuration's server section (server.approvers; execgate token makes a token) and reload it"
+}
+
 // ServeHTTP implements http.Handler. A path that ServeMux would redirect
 // to its clean form ("/v1//tools", "/v1/tools/../approvals", a trailing
 // slash), or that is not a path at all (OPTIONS *, CONNECT host:port), is
@@ -371,11 +386,23 @@ func (a *api) shows(ctx context.Context, principal string, spec execgate.Command
 	return a.visible == nil || a.visible(ctx, principal, spec)
 }
 
-// showsName reports whether the command name is served by a spec shown
-// to principal.
+// showsName reports whether principal is shown the command or
+// dispatcher name: a command served by a spec shown to principal (for one
+// a dispatcher serves, the dispatcher and the command as
+// mcpserver.SpecOf names it), or a dispatcher shown to principal.
 func (a *api) showsName(ctx context.Context, principal, name string) bool {
-	spec, ok := a.x.Allowlist().Lookup(name)
-	return ok && a.shows(ctx, principal, spec)
+	al := a.x.Allowlist()
+	if d, ok := a.names.dispatcherSpec(al, name); ok {
+		return a.shows(ctx, principal, d)
+	}
+	spec, ok := mcpserver.SpecOf(al, name)
+	if !ok || !a.shows(ctx, principal, spec) {
+		return false
+	}
+	if d, dispatched := al.Lookup(name); dispatched && d.Dispatch {
+		return a.shows(ctx, principal, d)
+	}
+	return true
 }
 
 // callResponse is the body of a response to a call: 200 with Result, 202
@@ -411,8 +438,11 @@ type callResponse struct {
 
 // callTool serves POST /v1/tools/{name}: the gate runs the call, or
 // proposes it when the policy holds it for approval (Executor.Submit).
-// The name is a command's own name or its MCP spelling (see callNames);
-// the gate, the policy and the audit trail see the command's own name.
+// The name is a command's own name or its MCP spelling, or a
+// dispatcher's, whose subcommand is then the body's "subcommand" (see
+// callNames and requested); the gate, the policy and the audit trail see
+// the command's own name. While the server section lists no approvers, a
+// call the policy holds is refused, as nothing could approve it.
 func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	principal, ok := a.authenticate(w, r, roleCaller)
@@ -425,15 +455,13 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	requested := r.PathValue("name")
 	ctx, slot := withSlot(execgate.WithPrincipal(r.Context(), principal))
-	name, ambiguous := a.resolve(ctx, principal, requested)
-	if ambiguous != nil {
-		a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: requested,
-			Message: fmt.Sprintf("execgate: %q could mean the command %q or %q; nothing ran: call it by the command's own name (POST /v1/tools/%s)",
-				requested, ambiguous[0], ambiguous[1], ambiguous[0])}, "ambiguous tool name")
+	name, input, early := a.requested(ctx, principal, requested, input)
+	switch {
+	case early != nil && early.ambiguous:
+		a.deny(w, r, principal, early.e, early.reason)
 		return
-	}
-	if spec, ok := a.x.Allowlist().Lookup(name); ok && !a.shows(ctx, principal, spec) {
-		a.refuseHidden(ctx, w, r, principal, slot, start)
+	case early != nil:
+		a.refuseEarly(ctx, w, r, early, slot, start)
 		return
 	}
 	if wantsEventStream(r) {
@@ -441,11 +469,24 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 		ctx = execgate.WithWatch(ctx, stream.watch())
 		w = &streamEnd{ResponseWriter: w, stream: stream}
 	}
-	sub, err := a.x.Submit(ctx, name, input, execgate.SubmitOptions{Reason: fmt.Sprintf("requested by %q via the HTTP API", principal)})
-	var nf *execgate.NotFoundError
+	noApprover := a.noApprover()
+	sub, err := a.x.Submit(ctx, name, input, execgate.SubmitOptions{
+		Reason: fmt.Sprintf("requested by %q via the HTTP API", principal),
+		// With no approver, a held call is refused: nothing is stored
+		// that no one could decide.
+		NoPropose: noApprover != "",
+	})
+	var (
+		nf *execgate.NotFoundError
+		pe *execgate.PolicyError
+	)
 	switch {
 	case errors.As(err, &nf):
 		a.respond(w, http.StatusNotFound, callResponse{Error: a.noSuchTool(ctx, principal, requested)}, slot, start)
+	case noApprover != "" && errors.As(err, &pe) && pe.Action == execgate.ActionRequireApproval:
+		e := refusal(err)
+		e.Message = mcpserver.NoApproverMessage(pe.Name, false, noApprover)
+		a.respond(w, e.Status, callResponse{Error: e}, slot, start)
 	case err != nil:
 		a.refuse(w, err, slot, start)
 	case sub.Op == execgate.OpPropose:
@@ -466,28 +507,93 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// refuseHidden refuses principal's call of a command hidden from it
-// (see apiOptions.Visible) as a call of a name no command has is refused,
-// word for word, and records the refusal. The gate, whose refusal would
-// tell its policy's deny, is not asked.
-func (a *api) refuseHidden(ctx context.Context, w http.ResponseWriter, r *http.Request, principal string, slot *eventSlot, start time.Time) {
-	requested := r.PathValue("name")
-	ref := execgate.Refusal{Route: route(r), Name: requested, Kind: execgate.ErrorKindNotFound, Reason: "the tool is hidden from this caller: its policy allows no call of it"}
+// earlyRefusal is the refusal of a call made before the gate is asked,
+// with the few words its audit record gives.
+type earlyRefusal struct {
+	e      *errorInfo
+	reason string
+	// ambiguous marks the refusal of a name that spells two commands,
+	// answered as a refusal of the request (see api.deny).
+	ambiguous bool
+}
+
+// hiddenReason is the reason of the audit record of a call of a command
+// hidden from its caller, refused as one that does not exist.
+const hiddenReason = "the tool is hidden from this caller: its policy allows no call of it"
+
+// requested returns the command name and input that principal's POST
+// /v1/tools/{requested} with body asks the gate for, or the refusal of
+// the call, made before the gate. requested names a command or a
+// dispatcher (see resolve). A dispatcher is called as over MCP: body is
+// a JSON object whose "subcommand" names the subcommand, and the rest is
+// the input (mcpserver.DispatchCall); a subcommand with its own command
+// shown to principal is refused with a pointer to it, since its input has
+// another shape. A command or dispatcher hidden from principal (see
+// apiOptions.Visible), and a subcommand of a dispatcher that principal's
+// policy never allows, under either spelling, is refused as one that does
+// not exist, word for word, and the gate, whose refusal would tell its
+// policy's deny, is not asked.
+func (a *api) requested(ctx context.Context, principal, requested string, body json.RawMessage) (string, json.RawMessage, *earlyRefusal) {
+	name, dispatcher, ambiguous := a.resolve(ctx, principal, requested)
+	if ambiguous != nil {
+		return "", nil, &earlyRefusal{ambiguous: true, reason: "ambiguous tool name", e: &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: requested,
+			Message: fmt.Sprintf("execgate: %q could mean the command %q or %q; nothing ran: call it by the command's own name (POST /v1/tools/%s)",
+				requested, ambiguous[0], ambiguous[1], ambiguous[0])}}
+	}
+	hidden := func() *earlyRefusal {
+		return &earlyRefusal{reason: hiddenReason, e: a.noSuchTool(ctx, principal, requested)}
+	}
+	if !dispatcher {
+		if _, ok := a.x.Allowlist().Lookup(name); ok && !a.showsName(ctx, principal, name) {
+			return "", nil, hidden()
+		}
+		return name, body, nil
+	}
+	d, _ := a.names.dispatcherSpec(a.x.Allowlist(), name)
+	if !a.shows(ctx, principal, d) {
+		return "", nil, hidden()
+	}
+	name, input, err := mcpserver.DispatchCall(d.Name, body)
+	if err != nil {
+		return "", nil, &earlyRefusal{e: refusal(err), reason: "the subcommand argument of a dispatcher was refused"}
+	}
+	sub := name[len(d.Name)+1:]
+	if own, ok := a.x.Allowlist().Lookup(name); ok && !own.Dispatch {
+		if !a.shows(ctx, principal, own) {
+			return "", nil, &earlyRefusal{reason: hiddenReason, e: noSubcommand(d.Name, name, sub)}
+		}
+		return "", nil, &earlyRefusal{reason: "a subcommand with a tool of its own was called through the dispatcher", e: refusal(&execgate.ValidationError{
+			Name: d.Name, Issues: []execgate.Issue{{Field: mcpserver.SubcommandProperty, Message: fmt.Sprintf("%q has its own tool; call POST /v1/tools/%s instead", name, name)}},
+		})}
+	}
+	if !a.showsName(ctx, principal, name) {
+		return "", nil, &earlyRefusal{reason: hiddenReason, e: noSubcommand(d.Name, name, sub)}
+	}
+	return name, input, nil
+}
+
+// refuseEarly writes refused, a refusal of principal's call made before
+// the gate, and records it under the command name it is about, with the
+// call's context, so that the response names the record's trace ID as a
+// refusal of the gate would.
+func (a *api) refuseEarly(ctx context.Context, w http.ResponseWriter, r *http.Request, refused *earlyRefusal, slot *eventSlot, start time.Time) {
+	ref := execgate.Refusal{Route: route(r), Name: cmp.Or(refused.e.Name, r.PathValue("name")), Kind: refused.e.Kind, Reason: refused.reason}
 	if err := a.x.RecordRefusal(ctx, ref); err != nil {
 		a.log.Error("execgate: a refused request could not be recorded in the audit trail", "route", ref.Route, "reason", ref.Reason, "error", err)
 	}
-	a.respond(w, http.StatusNotFound, callResponse{Error: a.noSuchTool(ctx, principal, requested)}, slot, start)
+	a.respond(w, refused.e.Status, callResponse{Error: refused.e}, slot, start)
 }
 
-// resolve returns the command that the name of POST /v1/tools/{name}
-// asks principal's call for (see callNames), with the commands hidden
-// from principal left out of an ambiguous spelling: a spelling of one
-// shown command and one hidden is the shown one's, and a refusal never
-// names a hidden one.
-func (a *api) resolve(ctx context.Context, principal, requested string) (string, []string) {
-	name, ambiguous := a.names.resolve(a.x.Allowlist(), requested)
+// resolve returns the command or dispatcher that the name of POST
+// /v1/tools/{name} asks principal's call for, and whether it is a
+// dispatcher (see callNames), with those hidden from principal left out
+// of an ambiguous spelling: a spelling of one shown and one hidden is
+// the shown one's, and a refusal never names a hidden one.
+func (a *api) resolve(ctx context.Context, principal, requested string) (string, bool, []string) {
+	al := a.x.Allowlist()
+	name, dispatcher, ambiguous := a.names.resolve(al, requested)
 	if ambiguous == nil {
-		return name, nil
+		return name, dispatcher, nil
 	}
 	var shown []string
 	for _, n := range ambiguous {
@@ -497,11 +603,12 @@ func (a *api) resolve(ctx context.Context, principal, requested string) (string,
 	}
 	switch len(shown) {
 	case 0:
-		return requested, nil
+		return requested, false, nil
 	case 1:
-		return shown[0], nil
+		_, dispatcher = a.names.dispatcherSpec(al, shown[0])
+		return shown[0], dispatcher, nil
 	}
-	return "", shown
+	return "", false, shown
 }
 
 // maxNamesShown bounds the commands a refusal names as what to call
@@ -510,35 +617,47 @@ const maxNamesShown = 10
 
 // noSuchTool is the refusal of a call of requested, a name that no
 // command shown to principal has (nor its MCP spelling). It names only
-// commands shown to principal: the dispatcher requested names, or whose
-// subcommand it would be if it were one ("deploy_Prod"), and else the
-// other commands of the tool it looks like one of ("terraform.nope" when
-// terraform.plan is shown), and otherwise none.
+// commands shown to principal: the dispatcher whose subcommand requested
+// would be, when the subcommand is not one it serves to principal
+// ("deploy_Prod", which is no subcommand, or "deploy.prod" when
+// principal's policy never allows it), else the other commands of the
+// tool it looks like one of ("terraform.nope" when terraform.plan is
+// shown), and otherwise none.
 func (a *api) noSuchTool(ctx context.Context, principal, requested string) *errorInfo {
 	e := &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: requested,
 		Message: fmt.Sprintf("execgate: no such tool %q; nothing ran: GET /v1/tools lists the tools you can call", requested)}
 	fam, sub := requested, ""
-	disp, members := a.family(ctx, principal, fam)
-	if disp == "" && len(members) == 0 {
-		i := strings.LastIndexAny(requested, "._")
-		if i <= 0 {
-			return e
-		}
-		fam, sub = requested[:i], requested[i+1:]
-		disp, members = a.family(ctx, principal, fam)
-	}
-	switch {
-	case disp != "" && sub == "":
-		e.Message = fmt.Sprintf("execgate: the tool %q needs a subcommand in the name it is called by; nothing ran: call it as POST /v1/tools/%s.<subcommand>", disp, disp)
-	case disp != "" && !inputrules.ValidSubcommand(sub):
-		e.Message = fmt.Sprintf("execgate: the tool %q has no subcommand %q (a subcommand matches %s); nothing ran: call it as POST /v1/tools/%s.<subcommand>",
-			disp, sub, inputrules.SubcommandPattern, disp)
-	case len(members) > 0 && sub == "":
+	_, members := a.family(ctx, principal, fam)
+	if len(members) > 0 {
 		e.Message = fmt.Sprintf("execgate: there is no tool %q, and its commands are called by their own names; nothing ran: call %s", fam, quoteNames(members))
+		return e
+	}
+	i := strings.LastIndexAny(requested, "._")
+	if i <= 0 {
+		return e
+	}
+	fam, sub = requested[:i], requested[i+1:]
+	disp, members := a.family(ctx, principal, fam)
+	switch {
+	case disp != "" && !inputrules.ValidSubcommand(sub):
+		e.Message = fmt.Sprintf("execgate: the tool %q has no subcommand %q (a subcommand matches %s); nothing ran: call it as POST /v1/tools/%s with {%q: \"<subcommand>\", ...}",
+			disp, sub, inputrules.SubcommandPattern, disp, mcpserver.SubcommandProperty)
+	case disp != "":
+		e.Message = noSubcommand(disp, requested, sub).Message
 	case len(members) > 0:
 		e.Message = fmt.Sprintf("execgate: the tool %q has no subcommand %q; nothing ran: call %s", fam, sub, quoteNames(members))
 	}
 	return e
+}
+
+// noSubcommand is the refusal of a call of the command name, the
+// subcommand sub of the dispatcher disp, which disp does not serve to its
+// caller: the same words whether the command exists and is hidden from
+// the caller or does not exist at all.
+func noSubcommand(disp, name, sub string) *errorInfo {
+	return &errorInfo{Kind: execgate.ErrorKindNotFound, Status: http.StatusNotFound, Name: name,
+		Message: fmt.Sprintf("execgate: the tool %q has no subcommand %q that you can call; nothing ran: call it with another %q, or call another tool that GET /v1/tools lists",
+			disp, sub, mcpserver.SubcommandProperty)}
 }
 
 // family returns the dispatcher shown to principal that fam names, by

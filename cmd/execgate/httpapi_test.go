@@ -203,12 +203,22 @@ func TestHTTP_BadInput422(t *testing.T) {
 	assert.Zero(t, f.rec.Count())
 }
 
-// TestHTTP_PolicyDeny403: a call of a tool the caller is shown that
-// the policy denies (a dispatcher's subcommand) is 403. A tool whose
-// every call the policy denies is not shown, and refused as unknown
-// (TestHTTP_HiddenToolIsRefusedAsUnknown).
+// TestHTTP_PolicyDeny403: a call that the policy denies is 403, with
+// the rule, where the API shows every tool (apiOptions.Visible nil).
+// serve shows a caller only what its policy could allow or hold, so
+// there a command or subcommand whose every call the policy denies is
+// refused as one that does not exist (TestHTTP_HiddenToolIsRefusedAsUnknown,
+// TestHTTP_HiddenSubcommandIsRefusedAsUnknown).
 func TestHTTP_PolicyDeny403(t *testing.T) {
-	f := newAPIFixture(t, strings.Replace(testConfig, "tools: [forbidden.run]", "tools: [forbidden.run, deploy.nowhere]", 1))
+	loaded, err := config.LoadBytes("test.yaml", []byte(strings.Replace(testConfig, "tools: [forbidden.run]", "tools: [forbidden.run, deploy.nowhere]", 1)))
+	require.NoError(t, err)
+	f := &apiFixture{rec: execgatetest.NewRecorder()}
+	f.gate, err = newGate(loaded, "", f.rec.Exec)
+	require.NoError(t, err)
+	h, err := newAPI(apiOptions{Executor: f.gate.x, Server: f.gate.server()})
+	require.NoError(t, err)
+	f.srv = httptest.NewServer(h)
+	t.Cleanup(f.srv.Close)
 	resp, r := f.call(t, "deploy.nowhere", ``)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Equal(t, execgate.ErrorKindPolicy, r.Error.Kind)
@@ -273,10 +283,16 @@ func TestHTTP_ListTools(t *testing.T) {
 	for _, tool := range r.Tools {
 		spec, ok := specs[tool.Name]
 		require.True(t, ok, tool.Name)
-		assert.JSONEq(t, string(spec.Args.JSONSchema()), string(tool.InputSchema), tool.Name)
+		listed, err := mcpserver.ToolOf(spec, tool.MCPName)
+		require.NoError(t, err)
+		schema, err := json.Marshal(listed.InputSchema)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(schema), string(tool.InputSchema), "%s: the input schema tools/list shows", tool.Name)
+		assert.Equal(t, listed.Description, tool.Description, "%s: the description tools/list shows", tool.Name)
 	}
 	assert.Equal(t, "deploy", r.Tools[0].Name)
 	assert.True(t, r.Tools[0].Dispatch)
+	assert.Contains(t, string(r.Tools[0].InputSchema), `"subcommand"`, "a dispatcher's input names its subcommand, as over MCP")
 	mcpNames := map[string]string{}
 	for _, tool := range r.Tools {
 		mcpNames[tool.Name] = tool.MCPName
@@ -308,7 +324,7 @@ func TestHTTP_CallsTakeBothSpellings(t *testing.T) {
 		{"a dispatched call by its full name", "deploy.prod", http.StatusAccepted, "deploy.prod", "everyone/deploys"},
 		{"a dispatched call by the dispatcher's MCP name, '_' and the subcommand", "deploy_prod", http.StatusAccepted, "deploy.prod", "everyone/deploys"},
 		{"a name that spells no command is not found", "echo_runs", http.StatusNotFound, "", ""},
-		{"a dispatcher alone is no call", "deploy", http.StatusNotFound, "", ""},
+		{"a dispatcher without a subcommand in the body", "deploy", http.StatusUnprocessableEntity, "", ""},
 		{"a subcommand no dispatcher serves is not mapped", "deploy_Prod", http.StatusNotFound, "", ""},
 	} {
 		t.Run(tc.about, func(t *testing.T) {
@@ -327,6 +343,11 @@ func TestHTTP_CallsTakeBothSpellings(t *testing.T) {
 			case http.StatusAccepted:
 				require.NotNil(t, r.Approval)
 				assert.Equal(t, tc.command, r.Approval.Name)
+			case http.StatusUnprocessableEntity:
+				assert.Equal(t, execgate.ErrorKindValidation, r.Error.Kind)
+				assert.Equal(t, []execgate.Issue{{Field: "subcommand", Message: "required"}}, r.Error.Issues)
+				assert.Zero(t, f.rec.Count())
+				return
 			default:
 				assert.Equal(t, execgate.ErrorKindNotFound, r.Error.Kind)
 				assert.Equal(t, tc.name, r.Error.Name, "the refusal names what was asked for")
@@ -358,24 +379,28 @@ func TestCallNames_Resolve(t *testing.T) {
 	var names callNames
 	for _, tc := range []struct {
 		about, name, want string
+		dispatcher        bool
 		ambiguous         []string
 	}{
-		{"a command's own name is itself", "git.log", "git.log", nil},
-		{"the MCP name of a command is that command", "git_log", "git.log", nil},
-		{"a dispatched call by its full name is itself", "git.status", "git.status", nil},
-		{"a dispatcher's MCP name, '_' and a subcommand is the dispatched call", "git_status", "git.status", nil},
-		{"a dotted dispatcher's too", "cloud_tf_apply", "cloud.tf.apply", nil},
-		{"a name cut for length is the command it was cut from", mcpserver.ToolName(long), long, nil},
-		{"an own name wins over another command's MCP name", "a_b", "a_b", nil},
-		{"a dotted own name is itself", "a.b", "a.b", nil},
-		{"a spelling of one command both ways is that command", "tf_apply", "tf.apply", nil},
-		{"a spelling of two commands is ambiguous", "x_p_s", "", []string{"x.p_s", "x_p.s"}},
-		{"a name that spells nothing is left for the gate to refuse", "nope_x", "nope_x", nil},
-		{"a dispatcher's MCP name alone is no call", "cloud_tf", "cloud_tf", nil},
-		{"a subcommand that no dispatcher serves is not mapped", "git_Status", "git_Status", nil},
+		{"a command's own name is itself", "git.log", "git.log", false, nil},
+		{"the MCP name of a command is that command", "git_log", "git.log", false, nil},
+		{"a dispatched call by its full name is itself", "git.status", "git.status", false, nil},
+		{"a dispatcher's MCP name, '_' and a subcommand is the dispatched call", "git_status", "git.status", false, nil},
+		{"a dotted dispatcher's too", "cloud_tf_apply", "cloud.tf.apply", false, nil},
+		{"a name cut for length is the command it was cut from", mcpserver.ToolName(long), long, false, nil},
+		{"an own name wins over another command's MCP name", "a_b", "a_b", false, nil},
+		{"a dotted own name is itself", "a.b", "a.b", false, nil},
+		{"a spelling of one command both ways is that command", "tf_apply", "tf.apply", false, nil},
+		{"a spelling of two commands is ambiguous", "x_p_s", "", false, []string{"x.p_s", "x_p.s"}},
+		{"a name that spells nothing is left for the gate to refuse", "nope_x", "nope_x", false, nil},
+		{"a dispatcher's own name is the dispatcher, called with its subcommand in the body", "git", "git", true, nil},
+		{"a dispatcher's MCP name is that dispatcher", "cloud_tf", "cloud.tf", true, nil},
+		{"and its own name", "cloud.tf", "cloud.tf", true, nil},
+		{"a subcommand that no dispatcher serves is not mapped", "git_Status", "git_Status", false, nil},
 	} {
-		got, amb := names.resolve(a, tc.name)
+		got, disp, amb := names.resolve(a, tc.name)
 		assert.Equal(t, tc.want, got, tc.about)
+		assert.Equal(t, tc.dispatcher, disp, tc.about)
 		assert.Equal(t, tc.ambiguous, amb, tc.about)
 	}
 }
@@ -766,10 +791,8 @@ func TestHTTP_NoSuchToolSaysWhatToCall(t *testing.T) {
 			`execgate: the tool "git" has no subcommand "nope"; nothing ran: call POST /v1/tools/git.status`},
 		{"a strict tool's own name is no call", callerToken, "git",
 			`execgate: there is no tool "git", and its commands are called by their own names; nothing ran: call POST /v1/tools/git.log`},
-		{"a dispatcher alone is no call", callerToken, "deploy",
-			`execgate: the tool "deploy" needs a subcommand in the name it is called by; nothing ran: call it as POST /v1/tools/deploy.<subcommand>`},
 		{"a dispatcher with what is no subcommand", callerToken, "deploy_Prod",
-			`execgate: the tool "deploy" has no subcommand "Prod" (a subcommand matches ^[a-z][a-z0-9-]*$); nothing ran: call it as POST /v1/tools/deploy.<subcommand>`},
+			`execgate: the tool "deploy" has no subcommand "Prod" (a subcommand matches ^[a-z][a-z0-9-]*$); nothing ran: call it as POST /v1/tools/deploy with {"subcommand": "<subcommand>", ...}`},
 		{"a hidden tool's subcommand names nothing", readerToken, "deploy_Prod",
 			`execgate: no such tool "deploy_Prod"; nothing ran: GET /v1/tools lists the tools you can call`},
 		{"nor does a strict tool none of whose commands the caller is shown", guestToken, "git.nope",

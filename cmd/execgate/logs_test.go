@@ -59,7 +59,7 @@ func TestE2E_ServeLogs(t *testing.T) {
 				for _, line := range lines {
 					assert.Regexp(t, `^time=\S+ level=(INFO|WARN|ERROR) msg=`, line)
 				}
-				assert.Contains(t, lines[0], `msg="execgate: serving the HTTP API on `+base+`" url=`+base)
+				assert.Contains(t, stderr, `msg="execgate: serving the HTTP API on `+base+`" url=`+base+"\n")
 				return
 			}
 			var msgs []string

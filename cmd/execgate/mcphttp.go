@@ -377,13 +377,11 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 	if len(srv.Tokens) == 0 {
 		return c.fail(exitUsage, fmt.Errorf("%s: the server section lists no tokens, so no MCP client could connect over HTTP; add server.tokens (execgate token makes one)", o.config))
 	}
-	if len(srv.Approvers) == 0 && !srv.MCPHTTPElicitation {
-		logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
-	}
 	h, err := newMCPHTTPServer(ctx, g, srv, o.logicalNames, logger, newLogger(c.stderr, o.logFormat, slog.LevelWarn))
 	if err != nil {
 		return c.mcpServerFailed(o, err)
 	}
+	warnNeverRun(ctx, logger, g, tokenAudience(srv, true))
 	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: h.ms, apis: []*api{h.api},
 		needTokens: true, logicalNames: o.logicalNames, mcpHTTP: true, notify: g.notify})()
 	err = c.serveHTTP(ctx, lc, h, "MCP over Streamable HTTP (path "+mcpPath+") and the approval routes", logger)
@@ -417,9 +415,13 @@ func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logical
 		Visible:       g.visible,
 		Approvals:     mode,
 		OnPending:     pending.add,
-		Outcomes:      pending,
-		ApprovalWait:  srv.ApprovalWait,
-		Logger:        mcpLogger,
+		// A held call waits for the approvers of the server section in
+		// force; while it lists none, one the client cannot put to its
+		// user is refused, not left pending for no one.
+		NoApprover:   a.noApprover,
+		Outcomes:     pending,
+		ApprovalWait: srv.ApprovalWait,
+		Logger:       mcpLogger,
 
 		LogicalNames: logicalNames,
 	})

@@ -51,12 +51,13 @@ client supports elicitation, else left pending; pending (the default with
 out-of-band approver; refuse, refused. Pending approvals can be decided
 only through --approver-http ADDR, which serves the approval routes of the
 HTTP API (GET /v1/approvals, POST /v1/approvals/{id}) to the
-configuration's server.approvers; without it a pending approval expires
-unused. An agent told pending learns what became of it by calling the
-tool again with the same arguments once a person has decided (the Result
-of an approved call is handed out once); server.approval_wait makes a
-held call wait that long for the decision. Nothing but MCP is written on
-stdout; logs go to stderr.
+configuration's server.approvers; without it nothing could decide one,
+so a held call that the client's user is not asked about is refused,
+saying so, and nothing is left pending. An agent told pending learns
+what became of it by calling the tool again with the same arguments
+once a person has decided (the Result of an approved call is handed out
+once); server.approval_wait makes a held call wait that long for the
+decision. Nothing but MCP is written on stdout; logs go to stderr.
 
 With --mcp-http ADDR, serve speaks MCP over Streamable HTTP instead, at
 http://ADDR/mcp, to the callers listed with their token hashes in the
@@ -69,13 +70,27 @@ configuration's approvers, who decide it at the same address (GET
 /v1/approvals, POST /v1/approvals/{id}); a client's answer to an
 elicitation approves it only where the server section sets
 mcp_http_elicitation: true, since the client may be the agent itself.
-The agent learns the outcome as over stdio, or with GET
+While the server section lists no approvers, a held call that no
+client's user is asked about is refused, saying that nothing can approve
+it. The agent learns the outcome as over stdio, or with GET
 /v1/approvals/{id} and its own token.
 
 With --http ADDR, serve is the HTTP API instead, for the callers and
 approvers listed with their token hashes in the configuration's server
 section (see "go doc github.com/execgate/execgate/cmd/execgate" for the
-routes and responses, and for what --mcp-http supports).
+routes and responses, and for what --mcp-http supports); while it lists
+no approvers, a held call is refused, saying so.
+
+A dispatcher (terraform, with plan and apply as its subcommands) is
+called the same way everywhere: by its name, with the subcommand in the
+input's "subcommand" ({"subcommand": "plan", "args": [...]}), as the MCP
+tool terraform, POST /v1/tools/terraform and execgate run terraform;
+each call is decided as the command terraform.plan.
+
+At start, serve warns on stderr about each tool that no call can run on
+the transport it serves: one the policy denies to every caller (the
+stdio principal, or the principals of the tokens), or whose every call
+that is not denied needs an approval nothing can give.
 
 For --mcp-http and --http, ADDR is HOST:PORT; an empty host (":8080")
 means 127.0.0.1, and port 0 picks a free port. The address served is
@@ -266,9 +281,7 @@ func (c *cli) serveAPI(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	if len(srv.Tokens) == 0 {
 		return c.fail(exitUsage, fmt.Errorf("%s: the server section lists no tokens, so no one could call the HTTP API; add server.tokens (execgate token makes one)", o.config))
 	}
-	if len(srv.Approvers) == 0 {
-		logger.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
-	}
+	warnNeverRun(ctx, logger, g, tokenAudience(srv, false))
 	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: g.pendingSet(), Logger: logger, Visible: g.visible, Grants: g.grants})
 	if err != nil {
 		return c.fail(exitUsage, err)
@@ -300,7 +313,9 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		// Without --approver-http, only the client's user can approve: a
 		// held call the client cannot put to its user is refused, not
 		// left pending for no one.
-		NoApprover: o.approverHTTP == "",
+		NoApprover: func() string {
+			return "start execgate serve with --approver-http ADDR, for the approvers of the configuration's server section"
+		},
 	}
 	var approver *api
 	if o.approverHTTP != "" {
@@ -316,11 +331,13 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		if approver, err = newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger, Grants: g.grants}); err != nil {
 			return c.fail(exitUsage, err)
 		}
+		opts.NoApprover = approver.noApprover
 	}
 	ms, err := mcpserver.New(g.x, opts)
 	if err != nil {
 		return c.mcpServerFailed(o, err)
 	}
+	warnNeverRun(ctx, logger, g, stdioAudience(principal, o.approvals, o.approverHTTP != ""))
 	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, logicalNames: o.logicalNames, fixedPrincipal: o.principal != "", notify: g.notify}
 	if approver != nil {
 		reload.apis, reload.needApprovers = []*api{approver}, true

@@ -20,14 +20,20 @@ type toolInfo struct {
 	// client-safe mcpserver.ToolName of Name ("git_log" for "git.log"),
 	// or Name itself with --logical-names. The HTTP API takes it too.
 	MCPName string `json:"mcp_name"`
-	// Description is the spec's description.
+	// Description is the tool's description, as tools/list gives it: the
+	// spec's, and for a dispatcher a sentence on its "subcommand".
 	Description string `json:"description,omitempty"`
-	// InputSchema is the JSON Schema of the input the tool accepts.
+	// InputSchema is the JSON Schema of the input the tool accepts, as
+	// tools/list gives it: for a dispatcher, with its required
+	// "subcommand".
 	InputSchema json.RawMessage `json:"input_schema"`
-	// Dispatch marks a dispatcher: it is called as "<name>.<subcommand>",
-	// never as "<name>" alone, and its DefaultAction applies.
+	// Dispatch marks a dispatcher: it is called by its name with the
+	// subcommand in the input's "subcommand" (see "Dispatchers" in the
+	// package documentation), and its DefaultAction applies.
 	Dispatch bool `json:"dispatch,omitempty"`
-	// CallAs is how a dispatcher is called ("git.<subcommand>").
+	// CallAs is the command name each call of a dispatcher is checked
+	// and decided as ("git.<subcommand>"), which POST /v1/tools/{name}
+	// takes too, with the input without "subcommand".
 	CallAs string `json:"call_as,omitempty"`
 	// DefaultAction is a dispatcher's floor: allow, require_approval or
 	// deny.
@@ -67,12 +73,8 @@ func listShown(a *execgate.Allowlist, logicalNames bool, shown func(execgate.Com
 		if shown != nil && !shown(s) {
 			continue
 		}
-		t := toolInfo{
-			Name:        s.Name,
-			MCPName:     mcpName(s.Name, logicalNames),
-			Description: s.Description,
-			InputSchema: schemaOf(s),
-		}
+		t := toolInfo{Name: s.Name, MCPName: mcpName(s.Name, logicalNames)}
+		t.Description, t.InputSchema = describe(s, t.MCPName)
 		if s.Dispatch {
 			t.Dispatch = true
 			t.CallAs = s.Name + ".<subcommand>"
@@ -86,14 +88,23 @@ func listShown(a *execgate.Allowlist, logicalNames bool, shown func(execgate.Com
 	return out
 }
 
-// schemaOf returns the spec's input schema, or an empty object schema if
-// it is not valid JSON, so that one bad schema cannot break the listing.
-func schemaOf(s execgate.CommandSpec) json.RawMessage {
+// describe returns the description and input schema of the tool of s,
+// listed as listed over MCP, as tools/list gives them
+// (mcpserver.ToolOf). A spec whose schema cannot be listed over MCP
+// (serve then refuses to start) is described by its own description and
+// schema, or an empty object schema if that is not valid JSON, so that
+// one bad schema cannot break the listing.
+func describe(s execgate.CommandSpec, listed string) (string, json.RawMessage) {
+	if def, err := mcpserver.ToolOf(s, listed); err == nil {
+		if raw, ok := def.InputSchema.(json.RawMessage); ok {
+			return def.Description, raw
+		}
+	}
 	raw := s.Args.JSONSchema()
 	if !json.Valid(raw) {
-		return json.RawMessage(`{"type":"object"}`)
+		raw = json.RawMessage(`{"type":"object"}`)
 	}
-	return raw
+	return s.Description, raw
 }
 
 // mcpName is the name the spec name is listed under over MCP.
@@ -104,10 +115,12 @@ func mcpName(name string, logicalNames bool) string {
 	return mcpserver.ToolName(name)
 }
 
-// callNames finds the command that a name of POST /v1/tools/{name} asks
-// for. The HTTP API takes a command's own name ("git.log",
-// "terraform.apply") and the spelling of MCP tool names: a spec's
-// mcpserver.ToolName ("git_log"), or a dispatcher's ToolName, '_' and a
+// callNames finds what a name of POST /v1/tools/{name} asks for: a
+// command, or a dispatcher called with its subcommand in the body, as
+// over MCP. The HTTP API takes a command's own name ("git.log",
+// "terraform.apply"), a dispatcher's ("terraform"), and the spelling of
+// MCP tool names: a spec's mcpserver.ToolName ("git_log", or "cloud_tf"
+// for the dispatcher "cloud.tf"), or a dispatcher's ToolName, '_' and a
 // subcommand ("terraform_apply"). It keeps an index of the allowlist it
 // last saw, and is safe for concurrent use.
 type callNames struct {
@@ -116,23 +129,28 @@ type callNames struct {
 }
 
 // nameIndex holds the logical names of an allowlist's specs by the MCP
-// spelling of their names.
+// spelling of their names, and its dispatchers by name.
 type nameIndex struct {
 	a           *execgate.Allowlist
-	specs       map[string][]string // the ordinary specs, by ToolName
-	dispatchers map[string][]string // the dispatchers, by ToolName
+	specs       map[string][]string             // the specs, dispatchers included, by ToolName
+	dispatchers map[string][]string             // the dispatchers, by ToolName
+	dispatcher  map[string]execgate.CommandSpec // the dispatchers, by name
 }
 
-// resolve returns the command name that name asks for in a: name itself
-// when a serves it (Allowlist.Lookup), else the one command whose MCP
-// spelling it is, else name, which the gate then refuses as not
-// allowlisted. When name is the MCP spelling of two commands, it returns
-// both, sorted, and the caller refuses it as ambiguous.
-func (c *callNames) resolve(a *execgate.Allowlist, name string) (string, []string) {
+// resolve returns the command name or dispatcher that name asks for in
+// a, and whether it is a dispatcher: name itself when a serves it
+// (Allowlist.Lookup) or has a dispatcher of that name, else the one spec
+// or command whose MCP spelling it is, else name, which the gate then
+// refuses as not allowlisted. When name is the MCP spelling of two, it
+// returns both, sorted, and the caller refuses it as ambiguous.
+func (c *callNames) resolve(a *execgate.Allowlist, name string) (string, bool, []string) {
 	if _, ok := a.Lookup(name); ok {
-		return name, nil
+		return name, false, nil
 	}
 	idx := c.index(a)
+	if _, ok := idx.dispatcher[name]; ok {
+		return name, true, nil
+	}
 	found := slices.Clone(idx.specs[name])
 	if i := strings.LastIndexByte(name, '_'); i > 0 && inputrules.ValidSubcommand(name[i+1:]) {
 		for _, d := range idx.dispatchers[name[:i]] {
@@ -143,11 +161,18 @@ func (c *callNames) resolve(a *execgate.Allowlist, name string) (string, []strin
 	found = slices.Compact(found)
 	switch len(found) {
 	case 0:
-		return name, nil
+		return name, false, nil
 	case 1:
-		return found[0], nil
+		_, disp := idx.dispatcher[found[0]]
+		return found[0], disp, nil
 	}
-	return "", found
+	return "", false, found
+}
+
+// dispatcherSpec returns the dispatcher of a named name, if a has one.
+func (c *callNames) dispatcherSpec(a *execgate.Allowlist, name string) (execgate.CommandSpec, bool) {
+	spec, ok := c.index(a).dispatcher[name]
+	return spec, ok
 }
 
 // index returns the index of a, built once for each allowlist in force.
@@ -157,13 +182,13 @@ func (c *callNames) index(a *execgate.Allowlist) *nameIndex {
 	if c.idx != nil && c.idx.a == a {
 		return c.idx
 	}
-	idx := &nameIndex{a: a, specs: map[string][]string{}, dispatchers: map[string][]string{}}
+	idx := &nameIndex{a: a, specs: map[string][]string{}, dispatchers: map[string][]string{}, dispatcher: map[string]execgate.CommandSpec{}}
 	for _, s := range a.Specs() {
 		n := mcpserver.ToolName(s.Name)
+		idx.specs[n] = append(idx.specs[n], s.Name)
 		if s.Dispatch {
 			idx.dispatchers[n] = append(idx.dispatchers[n], s.Name)
-		} else {
-			idx.specs[n] = append(idx.specs[n], s.Name)
+			idx.dispatcher[s.Name] = s
 		}
 	}
 	c.idx = idx
