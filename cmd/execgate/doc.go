@@ -423,6 +423,19 @@
 // SIGTERM the server stops accepting requests and gives running calls 10
 // seconds before canceling them.
 //
+// MCP progress and cancellation: a tools/call that carries a progress
+// token gets notifications/progress about once a second while its
+// command runs, with the seconds it has run as the progress and, in the
+// message, the bytes of output so far and the latest line; a
+// notifications/cancelled for the call (the TypeScript SDK sends one
+// when the call's AbortSignal is aborted) kills the command's process
+// group, and the trail records the call as canceled. Calls do not run as
+// MCP tasks (the experimental tasks of protocol 2025-11-25): the Go SDK
+// serve is built on (github.com/modelcontextprotocol/go-sdk v1.8.0) has
+// no server-side support for them, so serve declares no tasks capability
+// and answers a call when its command ends, with progress meanwhile.
+// Tasks are to be reconsidered when the SDK implements them.
+//
 // # Grants
 //
 // An approver who approves a call may, in the same decision, let its
