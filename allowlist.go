@@ -338,6 +338,22 @@ func (a *Allowlist) Lookup(name string) (CommandSpec, bool) {
 	return e.publicSpec(), true
 }
 
+// Fingerprint returns the fingerprint of the spec that serves the
+// requested name, as Lookup finds it, and whether there is one. Two
+// fingerprints are equal exactly when the specs agree on everything an
+// approval binds of them (the executable and its SHA-256, the
+// environment, the directory, the timeouts and output bound, the
+// PolicyVersion and the confinement), so a caller can tell whether a
+// reload changed what a name runs. It is salted with a key of this
+// process: compare it within the process, never store or show it.
+func (a *Allowlist) Fingerprint(name string) (string, bool) {
+	e, _ := a.lookup(name)
+	if e == nil {
+		return "", false
+	}
+	return e.procFP, true
+}
+
 // Specs returns every checked spec, dispatchers included, sorted by name,
 // as Lookup reports them.
 func (a *Allowlist) Specs() []CommandSpec {

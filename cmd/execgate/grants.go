@@ -167,18 +167,28 @@ func (b *grantBook) applies(ap execgate.Approval) *grantRefusal {
 
 // grant grants ap's principal ap's command for length, on behalf of the
 // approver (ctx's principal), once the approved call ran, and returns the
-// grant, or the refusal the response carries instead. The grant is
-// recorded before it is made, so that no call it lets through precedes
-// its record: a grant the audit trail cannot record is not made, and one
-// the Engine refuses after its record (too many grants) is recorded as
-// revoked at once.
-func (b *grantBook) grant(ctx context.Context, ap execgate.Approval, length time.Duration) (*grantView, *errorInfo) {
+// grant, or the refusal the response carries instead. fp is the
+// command's spec fingerprint (Allowlist.Fingerprint) when the approval
+// was taken: a grant is not made once a reload removed the command or
+// changed what it runs (its fingerprint or PolicyVersion), as the same
+// reload ends the grants already made (see reloaded, which holds the
+// same lock). The grant is recorded before it is made, so that no call
+// it lets through precedes its record: a grant the audit trail cannot
+// record is not made, and one the Engine refuses after its record (too
+// many grants) is recorded as revoked at once.
+func (b *grantBook) grant(ctx context.Context, ap execgate.Approval, fp string, length time.Duration) (*grantView, *errorInfo) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.sweep()
 	id, err := uuid.NewV7()
 	if err != nil || b.stopped {
 		return nil, &errorInfo{Kind: execgate.ErrorKindInternal, Status: http.StatusInternalServerError, Message: "execgate: the grant was not made: the server is stopping or could not name it; the approved call ran"}
+	}
+	// The reload swaps the allowlist before it calls reloaded: either
+	// this sees the new one, or reloaded sees this grant.
+	if !sameSpec(b.x.Allowlist(), ap.Name, fp, ap.PolicyVersion) {
+		return nil, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusConflict,
+			Message: fmt.Sprintf("execgate: the grant was not made: a reload removed %q or changed what it runs since the approval was taken; the approved call ran", ap.Name)}
 	}
 	now := b.now()
 	g := policy.Grant{ID: id.String(), Principal: ap.Principal, Tool: ap.Name, Exact: true, Expires: now.Add(length),
@@ -203,6 +213,14 @@ func (b *grantBook) grant(ctx context.Context, ap execgate.Approval, length time
 	b.schedule()
 	v := viewOf(g)
 	return &v, nil
+}
+
+// sameSpec reports whether al still serves name with the spec
+// fingerprint fp and the PolicyVersion version.
+func sameSpec(al *execgate.Allowlist, name, fp, version string) bool {
+	spec, ok := al.Lookup(name)
+	cur, _ := al.Fingerprint(name)
+	return ok && fp != "" && cur == fp && spec.PolicyVersion == version
 }
 
 // revoke ends the grant with the given ID, made with an approval, on

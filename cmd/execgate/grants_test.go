@@ -84,6 +84,9 @@ type grantFixture struct {
 	trail  *trailOf
 	path   string
 	reload *reloader
+	// during, when set, runs once inside the next process the gate
+	// starts, before its outcome: what happens while a call runs.
+	during func()
 }
 
 func newGrantFixture(t *testing.T, text string, opts config.LoadOptions, also ...execgate.Auditor) *grantFixture {
@@ -97,7 +100,14 @@ func newGrantFixture(t *testing.T, text string, opts config.LoadOptions, also ..
 	require.NoError(t, err)
 	f := &grantFixture{apiFixture: &apiFixture{rec: execgatetest.NewRecorder(), pending: newPendingSet(nil)}, clk: clk, trail: &trailOf{}, path: path}
 	f.rec.Otherwise(execgate.Outcome{Stdout: []byte("ran\n")})
-	f.gate, err = newGate(loaded, "", f.rec.Exec, append([]execgate.Auditor{f.trail}, also...)...)
+	exec := func(ctx context.Context, inv execgate.Invocation) execgate.Outcome {
+		if d := f.during; d != nil {
+			f.during = nil
+			d()
+		}
+		return f.rec.Exec(ctx, inv)
+	}
+	f.gate, err = newGate(loaded, "", exec, append([]execgate.Auditor{f.trail}, also...)...)
 	require.NoError(t, err)
 	// The grants follow the Engine's clock.
 	f.gate.grants.stop()
@@ -709,4 +719,61 @@ func TestMCPHTTP_ServesGrants(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, g.grants)
 	assert.Same(t, g.grants, h.api.grants)
+}
+
+// otherTool is the tools entry of other in grantConfig.
+const otherTool = `  - name: other
+    bin: /bin/echo
+    description: Another tool the policy holds.
+    bare: {}
+`
+
+// rewrite puts text in the fixture's file and reloads it.
+func (f *grantFixture) rewrite(t *testing.T, text string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(f.path, []byte(text), 0o600))
+	_, err := f.reload.reload()
+	require.NoError(t, err)
+}
+
+// TestGrant_ReloadWhileTheApprovedCallRunsRemovingItsToolGrantsNothing:
+// a reload that removes a command while its approved call runs, after
+// the gate took the approval and before the grant asked with it is made,
+// leaves no grant: the call ran, the response says why no grant came
+// with it, and bringing the command back brings no grant with it.
+func TestGrant_ReloadWhileTheApprovedCallRunsRemovingItsToolGrantsNothing(t *testing.T) {
+	f := newGrantFixture(t, grantConfig(""), config.LoadOptions{})
+	without := strings.Replace(grantConfig(""), otherTool, "", 1)
+	require.NotEqual(t, grantConfig(""), without)
+	ap := f.hold(t, callerToken, "other.run", `{}`)
+	f.during = func() { f.rewrite(t, without) }
+	status, a, data := f.approve(t, ap, `"30m"`)
+	require.Equal(t, http.StatusOK, status, "%s", data)
+	require.NotNil(t, a.Result, "the approved call ran")
+	assert.Nil(t, a.Grant, "%s", data)
+	require.NotNil(t, a.GrantError, "%s", data)
+	assert.Equal(t, execgate.ErrorKindRequest, a.GrantError.Kind)
+	assert.Contains(t, a.GrantError.Message, "reload")
+	assert.Empty(t, f.grants(t))
+
+	f.rewrite(t, grantConfig(""))
+	assert.Empty(t, f.grants(t))
+	f.hold(t, callerToken, "other.run", `{}`) // still held
+}
+
+// TestGrant_ReloadWhileTheApprovedCallRunsChangingItsToolGrantsNothing:
+// the same for a reload that changes what the command runs.
+func TestGrant_ReloadWhileTheApprovedCallRunsChangingItsToolGrantsNothing(t *testing.T) {
+	f := newGrantFixture(t, grantConfig(""), config.LoadOptions{})
+	changed := strings.Replace(grantConfig(""), otherTool, strings.Replace(otherTool, "/bin/echo", "/bin/true", 1), 1)
+	require.NotEqual(t, grantConfig(""), changed)
+	ap := f.hold(t, callerToken, "other.run", `{}`)
+	f.during = func() { f.rewrite(t, changed) }
+	status, a, data := f.approve(t, ap, `"30m"`)
+	require.Equal(t, http.StatusOK, status, "%s", data)
+	require.NotNil(t, a.Result, "the approved call ran")
+	assert.Nil(t, a.Grant, "%s", data)
+	require.NotNil(t, a.GrantError, "%s", data)
+	assert.Empty(t, f.grants(t))
+	f.hold(t, callerToken, "other.run", `{}`) // still held
 }

@@ -756,6 +756,7 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	errSelf := errors.New("self")
+	var fp string // the spec's fingerprint when taken, for the grant
 	ap, found, err := a.pending.take(id, d.Action == "approve", func(ap execgate.Approval) error {
 		if ap.Principal == approver {
 			return errSelf
@@ -763,6 +764,7 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 		if length == 0 {
 			return nil
 		}
+		fp, _ = a.x.Allowlist().Fingerprint(ap.Name)
 		if refused := a.grants.applies(ap); refused != nil {
 			return refused
 		}
@@ -815,7 +817,7 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := callResponse{Result: &res, Approval: &ap}
 	if length > 0 {
-		resp.Grant, resp.GrantError = a.grants.grant(execgate.WithPrincipal(context.WithoutCancel(r.Context()), approver), ap, length)
+		resp.Grant, resp.GrantError = a.grants.grant(execgate.WithPrincipal(context.WithoutCancel(r.Context()), approver), ap, fp, length)
 	}
 	settle(mcpserver.ApprovalApproved, &res, nil)
 	a.respond(w, http.StatusOK, resp, slot, start)
