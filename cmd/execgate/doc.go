@@ -146,11 +146,11 @@
 // POST /v1/tools/terraform.plan (or terraform_plan) with {"args":
 // ["-lock=false"]}, as before this convention.
 //
-// A subcommand that has a command of its own (plan declared under the
-// tool's commands) is a tool of its own, terraform_plan, whose input has
-// another shape: called through the dispatcher, it is refused as invalid
-// input on "subcommand", naming the tool to call. Each refusal says what
-// is wrong:
+// A subcommand that has a command of its own (validate, if the tool's
+// commands declare it) is a tool of its own, terraform_validate, whose
+// input has another shape: called through the dispatcher, it is refused
+// as invalid input on "subcommand", naming the tool to call. Each refusal
+// says what is wrong:
 //
 //	not_found   no such tool: no tool shown to the caller has the name
 //	            ("no such tool "terraformx"")
