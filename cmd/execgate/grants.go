@@ -49,6 +49,7 @@ type grantBook struct {
 
 	mu      sync.Mutex
 	made    map[string]policy.Grant // the grants made here and not ended, by ID
+	runs    map[string]grantSpec    // what the command of each of made ran, by ID
 	timer   *time.Timer             // fires at the first expiry in made
 	stopped bool
 }
@@ -60,7 +61,7 @@ func newGrantBook(eng *policy.Engine, x *execgate.Executor, srv *config.Server, 
 	if now == nil {
 		now = time.Now
 	}
-	b := &grantBook{eng: eng, x: x, now: now, made: make(map[string]policy.Grant)}
+	b := &grantBook{eng: eng, x: x, now: now, made: make(map[string]policy.Grant), runs: make(map[string]grantSpec)}
 	b.max.Store(int64(srv.MaxGrant))
 	b.log.Store(slog.New(slog.DiscardHandler))
 	return b
@@ -86,6 +87,11 @@ func (b *grantBook) stop() {
 		b.timer.Stop()
 	}
 }
+
+// grantSpec is what a grant's command ran when the grant was made: its
+// spec fingerprint (Allowlist.Fingerprint) and PolicyVersion. A reload
+// that changes either ends the grant.
+type grantSpec struct{ fp, version string }
 
 // grantRefusal is why a grant asked for with an approval is not made, or
 // a grant route refused: the response's error and the few words of the
@@ -210,6 +216,7 @@ func (b *grantBook) grant(ctx context.Context, ap execgate.Approval, fp string, 
 	}
 	g.Created = now
 	b.made[g.ID] = g
+	b.runs[g.ID] = grantSpec{fp: fp, version: ap.PolicyVersion}
 	b.schedule()
 	v := viewOf(g)
 	return &v, nil
@@ -251,9 +258,10 @@ func (b *grantBook) revoke(ctx context.Context, id string) (*grantView, *grantRe
 }
 
 // reloaded applies a reloaded configuration: its server.max_grant, and
-// the end of every grant made here whose command next no longer serves.
-// A grant of a command next still serves, under a dispatcher or not,
-// stays.
+// the end of every grant made here whose command next no longer serves,
+// or serves with another spec fingerprint or PolicyVersion than the
+// grant was made for (what the command runs changed). A grant of a
+// command next serves unchanged, under a dispatcher or not, stays.
 func (b *grantBook) reloaded(next *config.Loaded) {
 	if b == nil {
 		return
@@ -263,8 +271,12 @@ func (b *grantBook) reloaded(next *config.Loaded) {
 	defer b.mu.Unlock()
 	b.sweep()
 	for _, g := range b.sorted() {
-		if _, ok := next.Allowlist.Lookup(g.Tool); !ok {
+		run := b.runs[g.ID]
+		switch _, ok := next.Allowlist.Lookup(g.Tool); {
+		case !ok:
 			b.end(context.Background(), g, execgate.OpRevoke, "ended: a reload removed its command")
+		case !sameSpec(next.Allowlist, g.Tool, run.fp, run.version):
+			b.end(context.Background(), g, execgate.OpRevoke, "ended: a reload changed what its command runs")
 		}
 	}
 	b.schedule()
@@ -294,6 +306,7 @@ func (b *grantBook) sweep() {
 	for _, g := range b.sorted() {
 		if !now.Before(g.Expires) {
 			delete(b.made, g.ID)
+			delete(b.runs, g.ID)
 			b.record(context.Background(), execgate.GrantChange{Op: execgate.OpExpire, Grant: g.ID, Principal: g.Principal, Name: g.Tool,
 				ApprovalID: g.Approval, Reason: "expired at " + g.Expires.UTC().Format(time.RFC3339)})
 		}
@@ -305,6 +318,7 @@ func (b *grantBook) sweep() {
 func (b *grantBook) end(ctx context.Context, g policy.Grant, op, reason string) {
 	b.eng.Revoke(g.ID)
 	delete(b.made, g.ID)
+	delete(b.runs, g.ID)
 	b.record(ctx, execgate.GrantChange{Op: op, Grant: g.ID, Principal: g.Principal, Name: g.Tool, ApprovalID: g.Approval, Reason: reason})
 }
 

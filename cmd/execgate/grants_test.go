@@ -777,3 +777,39 @@ func TestGrant_ReloadWhileTheApprovedCallRunsChangingItsToolGrantsNothing(t *tes
 	assert.Empty(t, f.grants(t))
 	f.hold(t, callerToken, "other.run", `{}`) // still held
 }
+
+// TestGrant_ReloadChangingWhatItsToolRunsEndsIt: a reload that changes
+// what a grant's command runs (its executable, or its policy_version)
+// ends the grant, recorded as revoked, and bringing the old command back
+// brings no grant back; a reload that changes nothing of it keeps it.
+func TestGrant_ReloadChangingWhatItsToolRunsEndsIt(t *testing.T) {
+	for _, change := range []struct{ name, old, new string }{
+		{"executable", "    bin: /bin/echo\n    description: Another", "    bin: /bin/true\n    description: Another"},
+		{"policy version", "    bare: {}\n  - name: tf", "    bare: {}\n    policy_version: \"2\"\n  - name: tf"},
+	} {
+		t.Run(change.name, func(t *testing.T) {
+			f := newGrantFixture(t, grantConfig(""), config.LoadOptions{})
+			ap := f.hold(t, callerToken, "other.run", `{}`)
+			_, a, data := f.approve(t, ap, `"30m"`)
+			require.NotNil(t, a.Grant, "%s", data)
+
+			f.rewrite(t, grantConfig("  max_grant: 2h\n"))
+			require.Len(t, f.grants(t), 1, "a reload that leaves the command as it was keeps the grant")
+
+			changed := strings.Replace(grantConfig(""), change.old, change.new, 1)
+			require.NotEqual(t, grantConfig(""), changed)
+			f.rewrite(t, changed)
+			assert.Empty(t, f.grants(t))
+			evs := f.grantEvents()
+			require.Len(t, evs, 2)
+			assert.Equal(t, execgate.OpRevoke, evs[1].Op)
+			assert.Equal(t, a.Grant.ID, evs[1].Grant)
+			assert.Equal(t, "ended: a reload changed what its command runs", evs[1].Reason)
+			f.hold(t, callerToken, "other.run", `{}`) // held again
+
+			f.rewrite(t, grantConfig(""))
+			assert.Empty(t, f.grants(t))
+			f.hold(t, callerToken, "other.run", `{}`)
+		})
+	}
+}
