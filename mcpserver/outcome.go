@@ -225,6 +225,14 @@ func (s *Server) outcome(ctx context.Context, req *mcp.CallToolRequest, k heldKe
 	}
 	o := s.opts.Outcomes.Claim(ctx, h.ap.ID, execgate.PrincipalFrom(ctx), wait)
 	ap := h.ap
+	if o.State == ApprovalApproved && o.Result != nil {
+		// Claimed: the Result is this answer's, whether or not the
+		// client is still there, as no later claim gets it. Answering
+		// pending instead would lose it, and have the call proposed
+		// again.
+		s.forgetHeld(k, h)
+		return ranResult(*o.Result)
+	}
 	if ctx.Err() != nil {
 		// The client has gone: no one reads the answer, and the held
 		// call stays for its retry.

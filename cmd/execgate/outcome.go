@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/execgate/execgate"
@@ -83,7 +86,34 @@ func (a *api) approvalState(w http.ResponseWriter, r *http.Request) {
 		body.DecidedAt, body.KeptUntil = &v.finished, &v.forget
 	}
 	body.LatencyMS = time.Since(start).Milliseconds()
-	writeJSON(w, http.StatusOK, body)
+	if err := writeAll(w, http.StatusOK, body); err != nil && v.result != nil {
+		// The Result did not leave: it was claimed for this answer
+		// only, so no other claim got it meanwhile, and the next one
+		// gets it.
+		a.pending.unclaim(v.ap.ID, v.result)
+	}
+}
+
+// writeAll writes v as JSON with its Content-Length, so that a client
+// never takes a cut body for a whole one, and flushes it, returning the
+// error of a response that did not wholly leave.
+func writeAll(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeJSON(w, status, v)
+		return err
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
 }
 
 // pollWait returns the wait of a GET /v1/approvals/{id}: its only query

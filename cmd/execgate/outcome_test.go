@@ -587,3 +587,58 @@ func TestHTTP_PollRefusalsAreRecorded(t *testing.T) {
 	}
 	assert.Equal(t, []string{"approval of another principal", "unknown approval", "invalid wait"}, reasons)
 }
+
+// brokenWriter is a ResponseWriter whose client has gone: every write
+// fails.
+type brokenWriter struct{ h http.Header }
+
+func (w *brokenWriter) Header() http.Header { return w.h }
+func (w *brokenWriter) WriteHeader(int)     {}
+func (w *brokenWriter) Write([]byte) (int, error) {
+	return 0, io.ErrClosedPipe
+}
+
+// TestSingleUse_AResultWhoseAnswerFailsIsKeptForTheNextClaim: a
+// proposer's GET /v1/approvals/{id} whose answer cannot be written does
+// not use the Result up: the next poll gets it, once, and the one after
+// reads it as claimed.
+func TestSingleUse_AResultWhoseAnswerFailsIsKeptForTheNextClaim(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	ap := f.propose(t)
+	resp, r := f.decide(t, ap.ID, approverToken, "approve")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", r.Error)
+
+	req := httptest.NewRequest("GET", "/v1/approvals/"+ap.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+callerToken)
+	f.srv.Config.Handler.ServeHTTP(&brokenWriter{h: http.Header{}}, req)
+
+	status, raw, b := f.poll(t, context.Background(), ap.ID, callerToken)
+	require.Equal(t, http.StatusOK, status, "%s", raw)
+	assert.Equal(t, "approved", b.Status)
+	require.NotNil(t, b.Result, "%s", raw)
+	assert.Equal(t, "ran\n", b.Result.Stdout)
+	_, raw, b = f.poll(t, context.Background(), ap.ID, callerToken)
+	assert.Equal(t, "claimed", b.Status, "%s", raw)
+	assert.Nil(t, b.Result)
+}
+
+// TestSingleUse_AResultIsNeverPutBackTwice: a Result put back once is
+// handed out again once; putting back a Result of an approval that is
+// not claimed, or whose Result is kept, changes nothing.
+func TestSingleUse_AResultIsNeverPutBackTwice(t *testing.T) {
+	p := newPendingSet(nil)
+	res := ranResultOf("deployed\n")
+	ap := decided(t, p, mcpserver.ApprovalApproved, res, nil)
+	ctx := context.Background()
+	p.unclaim(ap.ID, res) // not claimed yet: nothing changes
+	v, _ := p.claim(ctx, ap.ID, "ci-bot", false, 0)
+	require.NotNil(t, v.result)
+	p.unclaim(ap.ID, v.result)
+	p.unclaim(ap.ID, v.result)
+	v, _ = p.claim(ctx, ap.ID, "ci-bot", false, 0)
+	require.NotNil(t, v.result)
+	v, _ = p.claim(ctx, ap.ID, "ci-bot", false, 0)
+	assert.Nil(t, v.result)
+	assert.Equal(t, mcpserver.ApprovalClaimed, v.state)
+	assert.Zero(t, p.resultBytes)
+}

@@ -355,6 +355,27 @@ func (p *pendingSet) claim(ctx context.Context, id, principal string, approver b
 	return v, claimFound
 }
 
+// unclaim puts back res, the Result a claim of the approval with the
+// given ID got, when the claimer could not be handed it (its answer did
+// not leave): the next claim gets it. While the claim held it, the
+// approval read as claimed, so no other claim got it. It does nothing
+// once the approval is forgotten.
+func (p *pendingSet) unclaim(id string, res *execgate.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.m[id]
+	if !ok || res == nil || e.state != mcpserver.ApprovalClaimed || e.result != nil {
+		return
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return
+	}
+	e.result, e.size, e.state = res, int64(len(b)), mcpserver.ApprovalApproved
+	p.resultBytes += e.size
+	p.bound()
+}
+
 // await waits up to d for done to be closed, or for ctx to be done.
 func await(ctx context.Context, done <-chan struct{}, d time.Duration) {
 	t := time.NewTimer(d)
