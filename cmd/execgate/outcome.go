@@ -54,7 +54,9 @@ type approvalAnswer struct {
 // approval does not exist: the answer is the 404 of an unknown ID, word
 // for word. ?wait=DURATION waits, while the approval is pending or
 // running, up to DURATION (at most maxPollWait) for it to be decided or
-// to expire, answering as soon as it is, or when the client goes away.
+// to expire, answering as soon as it is, or when the client goes away;
+// a principal has at most maxWaitsPerPrincipal waits open at once, and
+// one more is refused with the 429 of a busy principal.
 func (a *api) approvalState(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	principal, ok := a.authenticate(w, r, 0)
@@ -64,6 +66,17 @@ func (a *api) approvalState(w http.ResponseWriter, r *http.Request) {
 	wait, ok := a.pollWait(w, r, principal)
 	if !ok {
 		return
+	}
+	if wait > 0 {
+		end, ok := a.pending.startWait(principal)
+		if !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
+			a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindBusy, Reason: execgate.BusyPrincipal, Limit: maxWaitsPerPrincipal,
+				Status:  http.StatusTooManyRequests,
+				Message: fmt.Sprintf("execgate: this principal has %d waits of GET /v1/approvals/{id}?wait= open already; retry when one has answered, or poll without wait", maxWaitsPerPrincipal)}, "too many waits")
+			return
+		}
+		defer end()
 	}
 	c, _ := a.lookup(r)
 	approver := c != nil && c.role == roleApprover

@@ -642,3 +642,48 @@ func TestSingleUse_AResultIsNeverPutBackTwice(t *testing.T) {
 	assert.Equal(t, mcpserver.ApprovalClaimed, v.state)
 	assert.Zero(t, p.resultBytes)
 }
+
+// TestPollWait_BoundedPerPrincipal: a principal with
+// maxWaitsPerPrincipal waits open is refused one more, with the 429 of a
+// busy principal, recorded; a poll without wait, and another principal's
+// wait, are not, and a wait that ends makes room for another.
+func TestPollWait_BoundedPerPrincipal(t *testing.T) {
+	f := newAPIFixture(t, testConfig)
+	ap := f.propose(t)
+	var ends []func()
+	for range maxWaitsPerPrincipal {
+		end, ok := f.pending.startWait("ci-bot")
+		require.True(t, ok)
+		ends = append(ends, end)
+	}
+
+	req, err := http.NewRequest("GET", f.srv.URL+"/v1/approvals/"+ap.ID+"?wait=30s", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+callerToken)
+	resp, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	var b struct{ Error *errorInfo }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&b))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.NotNil(t, b.Error)
+	assert.Equal(t, execgate.ErrorKindBusy, b.Error.Kind)
+	assert.Equal(t, execgate.BusyPrincipal, b.Error.Reason)
+	assert.Equal(t, maxWaitsPerPrincipal, b.Error.Limit)
+
+	status, raw, o := f.poll(t, context.Background(), ap.ID, callerToken)
+	assert.Equal(t, http.StatusOK, status, "%s", raw)
+	assert.Equal(t, "pending", o.Status)
+
+	resp2, r := f.decide(t, ap.ID, approverToken, "approve")
+	require.Equal(t, http.StatusOK, resp2.StatusCode, "%+v", r.Error)
+	status, raw, o = f.poll(t, context.Background(), ap.ID+"?wait=30s", approverToken)
+	assert.Equal(t, http.StatusOK, status, "another principal's wait: %s", raw)
+	assert.Equal(t, "approved", o.Status)
+
+	ends[0]()
+	status, raw, o = f.poll(t, context.Background(), ap.ID+"?wait=30s", callerToken)
+	assert.Equal(t, http.StatusOK, status, "%s", raw)
+	require.NotNil(t, o.Result, "%s", raw)
+}

@@ -28,6 +28,9 @@ const (
 	// as its JSON); beyond it the Results of the oldest are dropped, and
 	// their approvals read as "dropped".
 	maxResultBytes = 64 << 20
+	// maxWaitsPerPrincipal bounds the GET /v1/approvals/{id}?wait= that
+	// one principal has waiting at once; one beyond it is refused (429).
+	maxWaitsPerPrincipal = 8
 )
 
 // errPendingFull is returned by pendingSet.add when it holds maxPending
@@ -46,6 +49,8 @@ type pendingSet struct {
 	m           map[string]*approvalEntry
 	now         func() time.Time
 	resultBytes int64
+	// waits counts the claims waiting now, by principal (see startWait).
+	waits map[string]int
 
 	// The bounds, maxFinished and maxResultBytes but in tests.
 	maxFinished    int
@@ -90,6 +95,7 @@ func newPendingSet(now func() time.Time) *pendingSet {
 	}
 	return &pendingSet{
 		m:              make(map[string]*approvalEntry),
+		waits:          make(map[string]int),
 		now:            now,
 		maxFinished:    maxFinished,
 		maxResultBytes: maxResultBytes,
@@ -374,6 +380,27 @@ func (p *pendingSet) unclaim(id string, res *execgate.Result) {
 	e.result, e.size, e.state = res, int64(len(b)), mcpserver.ApprovalApproved
 	p.resultBytes += e.size
 	p.bound()
+}
+
+// startWait counts a waiting claim of principal's, and returns the
+// function that ends it, or false when principal already has
+// maxWaitsPerPrincipal waiting: each holds a request and a goroutine
+// for up to maxPollWait, which one token must not be able to spend
+// without bound.
+func (p *pendingSet) startWait(principal string) (end func(), ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waits[principal] >= maxWaitsPerPrincipal {
+		return nil, false
+	}
+	p.waits[principal]++
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.waits[principal]--; p.waits[principal] <= 0 {
+			delete(p.waits, principal)
+		}
+	}, true
 }
 
 // await waits up to d for done to be closed, or for ctx to be done.
