@@ -368,7 +368,11 @@
 // ends; a client that goes away ends the wait, and a poll whose client
 // has gone hands out no Result. A wait that is not a duration of at least
 // 0s with its unit, a second wait, and any other query parameter are
-// refused (400, request).
+// refused (400, request). One principal has at most 8 waits open at once;
+// the next is refused (429, busy, Retry-After: 1). A Result whose answer
+// could not be written is put back for the proposer's next poll, so it is
+// handed out once and never lost to a failed write; over MCP, a retry
+// that claimed a Result always answers with it.
 //
 // The outcome of every approval the server issued is kept from its
 // decision, or its expiry, for the approval's lifetime again (15
@@ -462,8 +466,12 @@
 // refuses (expired, changed, denied) grants nothing. Its time counts from
 // then. The response is that of an approve with "grant": the grant as
 // GET /v1/grants shows it, or, if it could not be made although the call
-// ran (too many grants are live, or the audit file cannot record it),
-// "grant_error" saying why.
+// ran (too many grants are live, the audit file cannot record it, or a
+// reload while the call ran removed its command or changed what it runs),
+// "grant_error" saying why. A grant made with an approval is for the
+// command as it was approved: a reload that removes it, or changes what
+// it runs (its spec's fingerprint, or its policy_version), ends the grant,
+// recorded as a revoke.
 //
 // GET /v1/grants, for approvers, lists the grants in force, oldest first:
 // {"grants": [{"id", "principal", "tool", "exact", "granted_by",

