@@ -160,6 +160,12 @@ func secureExecution() (bool, error) {
 // unlocked.
 func confineAndExec(req *Request, status *os.File) error {
 	runtime.LockOSThread()
+	// One P, held by this goroutine until the exec: a runtime goroutine
+	// that wakes (a timer, the GOMAXPROCS updater) finds no idle P to be
+	// run on, so the runtime starts no thread. A thread started once the
+	// limits are set could fail (RLIMIT_NPROC counts the user's every
+	// task), and the runtime aborts when it cannot start one.
+	runtime.GOMAXPROCS(1)
 	// No collection from here on: once the address-space limit is set, a
 	// new heap mapping could fail.
 	debug.SetGCPercent(-1)
