@@ -214,7 +214,7 @@ func notifyURLProblem(s string) string {
 		return "must not hold a user or a password: the messages are signed with the key of secret_env, and a password in the file would be a secret in the file"
 	case u.Fragment != "" || strings.Contains(s, "#"):
 		return "must not hold a fragment (#...), which is never sent"
-	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+	case u.Scheme == "http" && !IsLoopbackHost(u.Hostname()):
 		return "must be https: a message to a host that is not loopback would cross the network in plain text, its signature and the approval it describes readable and replayable; use http only with localhost, 127.0.0.1 or ::1"
 	}
 	if p := u.Port(); p != "" {
@@ -225,10 +225,11 @@ func notifyURLProblem(s string) string {
 	return ""
 }
 
-// loopbackHost reports whether host certainly names this machine only:
-// localhost or a loopback address, the rule serve applies to the
-// addresses it listens on.
-func loopbackHost(host string) bool {
+// IsLoopbackHost reports whether host certainly names this machine only:
+// "localhost" (in any case) or a loopback address. It is the one rule for
+// what may go without TLS: a webhook's http URL here, and the addresses
+// execgate serve listens on without --tls-cert.
+func IsLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

@@ -288,7 +288,7 @@ func rebound(r *http.Request) bool {
 		return false
 	}
 	lhost, _, err := net.SplitHostPort(local.String())
-	if err != nil || !isLoopback(lhost) {
+	if err != nil || !config.IsLoopbackHost(lhost) {
 		return false
 	}
 	host, _, err := net.SplitHostPort(r.Host)

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/execgate/execgate/audit"
@@ -417,19 +416,10 @@ func checkListen(addr, certFile, keyFile string, insecure bool) (*listenConfig, 
 		}
 		lc.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	if !isLoopback(host) && lc.tls == nil && !insecure {
+	if !config.IsLoopbackHost(host) && lc.tls == nil && !insecure {
 		return nil, fmt.Errorf("%s is not a loopback address: bearer tokens would cross the network in plain text; give --tls-cert and --tls-key, or --insecure if something else encrypts the traffic", host)
 	}
 	return lc, nil
-}
-
-// isLoopback reports whether host certainly names this machine only.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // listen opens the listener, with TLS if configured.
