@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -359,5 +360,110 @@ func TestWarmPool_ConcurrentClosesLeaveThePoolOn(t *testing.T) {
 		}
 		wg.Wait()
 		warmUp(t, spec)
+	}
+}
+
+func init() {
+	// "warmgate": a gate that keeps warm helpers, hands a confined
+	// "sleep" of a minute to one of them, and writes to args[0] the
+	// process IDs of every helper it holds, the running call's among them.
+	moreHelpers["warmgate"] = func(args []string) int {
+		sleep, err := systemProgram("sleep")
+		if err != nil {
+			return helperFail(err)
+		}
+		a, err := NewAllowlist(CommandSpec{Name: "hold", Command: sleep, Args: Fixed("60"), Dir: "/",
+			Timeout: 2 * time.Minute, Confine: &Confinement{Read: []string{"/"}, Network: true}})
+		if err != nil {
+			return helperFail(err)
+		}
+		x, err := NewExecutor(Config{Allowlist: a})
+		if err != nil {
+			return helperFail(err)
+		}
+		key := warmKey{namespacesFor(&Confinement{Network: true}), os.Geteuid(), os.Getegid()}
+		idle := func() []int {
+			warmHelpers.mu.Lock()
+			defer warmHelpers.mu.Unlock()
+			var pids []int
+			if k := warmHelpers.kinds[key]; k != nil {
+				for _, h := range k.idle {
+					pids = append(pids, h.cmd.Process.Pid)
+				}
+			}
+			return pids
+		}
+		// The first call starts helpers of its kind; it is ended at once.
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		x.Run(ctx, "hold", nil)
+		cancel()
+		for len(idle()) < warmPerKind {
+			time.Sleep(5 * time.Millisecond)
+		}
+		before := idle()
+		go x.Run(context.Background(), "hold", nil)
+		for warmHelpers.handed.Load() == 0 || len(idle()) < warmPerKind {
+			time.Sleep(5 * time.Millisecond)
+		}
+		var out []string
+		for _, pid := range append(before, idle()...) {
+			out = append(out, strconv.Itoa(pid))
+		}
+		if err := os.WriteFile(args[0]+".tmp", []byte(strings.Join(out, " ")), 0o600); err != nil {
+			return helperFail(err)
+		}
+		if err := os.Rename(args[0]+".tmp", args[0]); err != nil {
+			return helperFail(err)
+		}
+		time.Sleep(time.Minute)
+		return 0
+	}
+}
+
+// TestRecordIsTrue_NoWarmHelperOutlivesTheGate kills, with SIGKILL, a
+// gate that holds idle warm helpers and runs a call handed to one: the
+// call's command and every helper are gone at once.
+//
+// Invariants 11 and 13 of DESIGN.md.
+func TestRecordIsTrue_NoWarmHelperOutlivesTheGate(t *testing.T) {
+	if !requireSupport(t, true, false) {
+		return
+	}
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	cmd := exec.Command(procTestBinary(t), pidFile)
+	cmd.Env = []string{helperEnv + "=warmgate", procRaceEnv + "=" + procRaceEnvValue}
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	exited := false
+	defer func() {
+		if !exited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	var pids []int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		for _, f := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(f)
+			require.NoError(t, err)
+			pids = append(pids, pid)
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond)
+	require.Len(t, pids, 2*warmPerKind, "two helpers before the call, and two after it took one")
+	for _, pid := range pids {
+		defer syscall.Kill(pid, syscall.SIGKILL) // should the test fail
+		require.True(t, processRunning(pid), "process %d runs before the gate is killed", pid)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	exited = true
+	for _, pid := range pids {
+		assert.Eventually(t, func() bool { return !processRunning(pid) }, 10*time.Second, 10*time.Millisecond,
+			"process %d still runs after its gate was killed", pid)
 	}
 }
