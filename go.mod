@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/elastic/go-seccomp-bpf v1.6.0
+	github.com/execgate/execgate/stores/pgstore v0.0.0
 	github.com/go-logr/logr v1.4.4
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/google/uuid v1.6.0
@@ -20,6 +21,13 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 )
 
 require (
@@ -49,3 +57,9 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
+
+// The binary (cmd/execgate) serves approvals from PostgreSQL through
+// stores/pgstore, a module of its own so that programs that import only
+// the root package never build pgx: this module requires it, and it
+// requires this one, a cycle Go allows. See README.md, "Layout".
+replace github.com/execgate/execgate/stores/pgstore => ./stores/pgstore
