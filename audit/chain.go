@@ -264,14 +264,7 @@ func (c *Chain) Audit(_ context.Context, ev execgate.Event) error {
 			return c.err
 		}
 	}
-	line, err := encodeLine(e)
-	if err == nil && len(line) > MaxLineBytes {
-		e.Args, e.ArgsOmitted = nil, true
-		line, err = encodeLine(e)
-		if err == nil && len(line) > MaxLineBytes {
-			err = fmt.Errorf("entry is longer than %d bytes", MaxLineBytes)
-		}
-	}
+	line, err := encodeEntry(e)
 	if err != nil {
 		c.err = fmt.Errorf("audit: chain entry %d not recorded: %w", e.Seq, err)
 		return c.err
