@@ -50,6 +50,16 @@ const MaxQueueWaitLimit = time.Minute
 // past which no decision can come.
 const MaxApprovalWaitLimit = execgate.DefaultApprovalTTL
 
+// MaxPendingLimit is the largest server.max_pending_per_principal
+// accepted: the capacity of serve's approval store
+// (execgate.DefaultStoreCapacity).
+const MaxPendingLimit = execgate.DefaultStoreCapacity
+
+// MaxPendingBytesLimit is the largest server.max_pending_bytes_per_principal
+// accepted: the byte budget of serve's approval store
+// (execgate.DefaultStoreMaxBytes).
+const MaxPendingBytesLimit = execgate.DefaultStoreMaxBytes
+
 // DefaultMaxGrant is server.max_grant when the file does not set it: the
 // longest grant an approver may give with an approval.
 const DefaultMaxGrant = time.Hour
@@ -96,6 +106,23 @@ type Server struct {
 	// Zero, when the file does not set it, refuses it at once.
 	MaxQueueWait time.Duration
 
+	// MaxPendingPerPrincipal is server.max_pending_per_principal: how many
+	// pending approvals one principal may hold in serve's approval store,
+	// from 1 to [MaxPendingLimit]
+	// (execgate.MemoryStoreOptions.PerPrincipalCapacity). Zero, when the
+	// file does not set it, is the store's default, a quarter of its
+	// capacity.
+	MaxPendingPerPrincipal int
+
+	// MaxPendingBytesPerPrincipal is server.max_pending_bytes_per_principal:
+	// how many bytes of inputs, arguments and reasons one principal's
+	// pending approvals may hold in serve's approval store, a size from 1B
+	// to [MaxPendingBytesLimit]
+	// (execgate.MemoryStoreOptions.PerPrincipalMaxBytes). Zero, when the
+	// file does not set it, is the store's default, a quarter of its byte
+	// budget.
+	MaxPendingBytesPerPrincipal int64
+
 	// MCPHTTPElicitation is server.mcp_http_elicitation: whether a client
 	// of MCP over Streamable HTTP (serve --mcp-http) may approve a call
 	// held for approval by answering an elicitation. False, when the file
@@ -123,6 +150,11 @@ type Server struct {
 	// approvals and of decisions, in file order; empty when the file
 	// lists none.
 	Notify []Notify
+
+	// ApprovalStore is server.approval_store: where serve keeps pending
+	// approvals, decisions and the Results of approved calls; the memory
+	// store when the file does not set it.
+	ApprovalStore ApprovalStore
 
 	// Line is the line of the server key in the file.
 	Line int
@@ -152,11 +184,14 @@ type serverDoc struct {
 
 	maxConcurrent, maxPerPrincipal val[int64]
 	maxQueueWait                   val[time.Duration]
+	maxPending                     val[int64]
+	maxPendingBytes                val[int]
 	mcpHTTPElicitation             val[bool]
 	approvalWait                   val[time.Duration]
 	maxGrant                       val[time.Duration]
 	notify                         []*notifyDoc
 	notifyKey                      *yaml.Node
+	approvalStore                  *approvalStoreDoc
 }
 
 // tokenDoc is one entry of the tokens or approvers list.
@@ -188,9 +223,14 @@ func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
 		"max_concurrent_per_principal": d.integer(&s.maxPerPrincipal),
 		"max_queue_wait":               d.duration(&s.maxQueueWait, true),
 
+		"max_pending_per_principal":       d.integer(&s.maxPending),
+		"max_pending_bytes_per_principal": d.size(&s.maxPendingBytes),
+
 		"mcp_http_elicitation": d.boolean(&s.mcpHTTPElicitation),
 		"approval_wait":        d.duration(&s.approvalWait, true),
 		"max_grant":            d.duration(&s.maxGrant, true),
+
+		"approval_store": func(k, v *yaml.Node, p string) { s.approvalStore = d.approvalStore(k, v, p) },
 
 		"notify": func(k, v *yaml.Node, p string) {
 			s.notifyKey = k
@@ -280,6 +320,7 @@ func (b *builder) serverSection(doc *serverDoc, key *yaml.Node) *Server {
 	srv.MCPHTTPElicitation = doc.mcpHTTPElicitation.v
 	b.serverLimits(doc, srv)
 	srv.Notify = b.notifyList(doc)
+	srv.ApprovalStore = b.checkApprovalStore(doc.approvalStore)
 	return srv
 }
 
@@ -336,6 +377,27 @@ func (b *builder) serverLimits(doc *serverDoc, srv *Server) {
 			b.add(g.node, g.path, "is at most %s, the longest grant the policy engine holds; write 0s to let approvers make no grants", MaxGrantLimit)
 		} else {
 			srv.MaxGrant = g.v
+		}
+	}
+	b.pendingQuotas(doc, srv)
+}
+
+// pendingQuotas checks the quotas per principal of serve's approval store
+// and puts them in srv; zero, when the file sets none, is the store's
+// default.
+func (b *builder) pendingQuotas(doc *serverDoc, srv *Server) {
+	if f := doc.maxPending; f.set {
+		if f.v < 1 || f.v > MaxPendingLimit {
+			b.add(f.node, f.path, "must be from 1 to %d, the capacity of the approval store; leave the key out for a quarter of it", MaxPendingLimit)
+		} else {
+			srv.MaxPendingPerPrincipal = int(f.v)
+		}
+	}
+	if f := doc.maxPendingBytes; f.set {
+		if int64(f.v) > MaxPendingBytesLimit {
+			b.add(f.node, f.path, "is at most %d bytes (64MiB), the byte budget of the approval store; leave the key out for a quarter of it", int64(MaxPendingBytesLimit))
+		} else {
+			srv.MaxPendingBytesPerPrincipal = int64(f.v)
 		}
 	}
 }

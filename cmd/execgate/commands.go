@@ -48,8 +48,10 @@ Check loads the configuration as serve would, resolving every bin on
 PATH, and reports every problem it finds on its own line, as
 FILE:LINE:COLUMN: KEY.PATH: MESSAGE, on stderr. On success it prints a
 summary on stdout: each tool with its mode and command names, the
-policies and grants, the server section and the bounds on commands
-running at once that serve would apply; then one line on what this
+policies and grants, the server section, the bounds on commands
+running at once that serve would apply and its approval store (memory,
+or postgres with its table and the variable of its connection string);
+then one line on what this
 kernel supports for confine (the Landlock ABI, and whether user
 namespaces can be created, which network: false needs). A tool whose
 confinement is required (require: true, the default) but asks for what
@@ -134,6 +136,7 @@ func summarize(w io.Writer, file string, l *config.Loaded) {
 		wait = "waits up to " + s.MaxQueueWait.String() + " for a slot"
 	}
 	fmt.Fprintf(w, "bounds: %d commands at once, %d per principal; a call over them %s\n", s.MaxConcurrent, s.MaxConcurrentPerPrincipal, wait)
+	fmt.Fprintf(w, "approval store: %s\n", s.ApprovalStore)
 }
 
 func principals(ts []config.Token) string {
