@@ -529,6 +529,17 @@
 //	max_queue_wait      how long a call over a bound waits for a slot
 //	                    before it is refused, such as 2s: 0s to 1m, default
 //	                    0s (refused at once)
+//	max_pending_per_principal
+//	                    how many pending approvals one principal may hold
+//	                    in serve's approval store: 1 to 1000 (the store's
+//	                    capacity), default a quarter of it (250), so that
+//	                    one caller cannot fill the store for the others;
+//	                    calls without a principal share one quota
+//	max_pending_bytes_per_principal
+//	                    how many bytes (inputs, arguments, reasons) one
+//	                    principal's pending approvals may hold, a size
+//	                    such as 8MiB: 1B to 64MiB (the store's budget),
+//	                    default a quarter of it (16MiB)
 //	mcp_http_elicitation
 //	                    true lets a client of MCP over Streamable HTTP
 //	                    (serve --mcp-http) approve a call held for
