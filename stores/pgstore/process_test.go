@@ -48,6 +48,12 @@ func runHelper(mode string) int {
 			return exitFailed
 		}
 		return exitRan
+	case "audit":
+		if err := helperAudit(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return exitFailed
+		}
+		return exitRan
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", mode)
 		return exitFailed
