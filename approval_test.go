@@ -533,7 +533,7 @@ func TestApprovals_PolicyAtProposeAndExecute(t *testing.T) {
 }
 
 func TestPropose_Refusals(t *testing.T) {
-	store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{Capacity: 2})
+	store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{Capacity: 2, PerPrincipalCapacity: -1})
 	x, _ := newGate(t, execgate.Config{Store: store}, echoSpec())
 	var ve *execgate.ValidationError
 

@@ -440,7 +440,7 @@ func BenchmarkPendingApprovals(b *testing.B) {
 	var perPending float64
 	for b.Loop() {
 		b.StopTimer()
-		store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{Capacity: benchPending})
+		store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{Capacity: benchPending, PerPrincipalCapacity: -1})
 		x, err := execgate.NewExecutor(execgate.Config{Allowlist: a, ExecFn: benchNoopExec, Store: store})
 		require.NoError(b, err)
 		var before, after runtime.MemStats

@@ -3,6 +3,7 @@ package execgate
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -168,8 +169,56 @@ func (e *ConfigError) Error() string {
 }
 
 // ErrStoreFull is returned by an [ApprovalStore]'s Save, and so by Propose,
-// when the store already holds its capacity of pending records.
+// when the store already holds its capacity of pending records, or, inside
+// a [*QuotaError], when the proposing principal holds its quota of them.
 var ErrStoreFull = errors.New("execgate: approval store is full")
+
+// Quotas a [QuotaError] names.
+const (
+	// QuotaCount: the principal holds its quota of pending records
+	// ([MemoryStoreOptions.PerPrincipalCapacity]).
+	QuotaCount = "count"
+	// QuotaBytes: the record would take the principal's pending records
+	// over their quota of bytes ([MemoryStoreOptions.PerPrincipalMaxBytes]).
+	QuotaBytes = "bytes"
+)
+
+// QuotaError is returned by an [ApprovalStore]'s Save, and so by Propose,
+// when the proposing principal (the record's Approval.Principal) already
+// holds its quota of the store's pending records or of their bytes, so
+// that one principal cannot fill the store for the others. Every call
+// without a principal ("") shares one quota. Nothing was stored. It
+// unwraps to [ErrStoreFull], so errors.Is(err, ErrStoreFull) holds and
+// [KindOf] gives [ErrorKindStoreFull]; match it with errors.As to learn
+// whose quota is full.
+type QuotaError struct {
+	// Principal is the principal whose quota is full; "" for the calls
+	// that carry none.
+	Principal string
+	// Quota is [QuotaCount] or [QuotaBytes].
+	Quota string
+	// Limit is the quota that was reached: records for QuotaCount, bytes
+	// for QuotaBytes.
+	Limit int64
+}
+
+// Error implements error. The message names the principal and the quota
+// and says what to do; it never repeats the record's input.
+func (e *QuotaError) Error() string {
+	who := "principal " + quoteName(e.Principal)
+	if e.Principal == "" {
+		who = "the calls without a principal"
+	}
+	what := strconv.FormatInt(e.Limit, 10) + " pending approvals"
+	if e.Quota == QuotaBytes {
+		what = strconv.FormatInt(e.Limit, 10) + " bytes of pending approvals"
+	}
+	return "execgate: approval store quota of " + who + " is full (" + what +
+		"); nothing was stored: wait until its pending approvals are decided or expire, or have the operator raise the quota per principal"
+}
+
+// Unwrap returns [ErrStoreFull].
+func (e *QuotaError) Unwrap() error { return ErrStoreFull }
 
 // ErrNoRecord is returned by an [ApprovalStore]'s Take when it holds no
 // record with the requested ID.
@@ -233,9 +282,10 @@ const (
 	// ([*AuditError]), so the gate, failing closed, started nothing.
 	ErrorKindAudit = "audit"
 	// ErrorKindStoreFull: there is no room for another pending approval
-	// ([ErrStoreFull] from the [ApprovalStore], or a server's own bound on the
-	// approvals it keeps waiting); retry once some are decided or have
-	// expired.
+	// ([ErrStoreFull] from the [ApprovalStore], a [*QuotaError] when the
+	// calling principal holds its quota of the store, or a server's own
+	// bound on the approvals it keeps waiting); retry once some are
+	// decided or have expired.
 	ErrorKindStoreFull = "store_full"
 	// ErrorKindInternal: any other error: the [Policy]'s own, an
 	// [ApprovalStore]'s other than [ErrStoreFull] ([ErrDuplicateID] among them),

@@ -31,7 +31,9 @@ type Record struct {
 //   - Save stores rec under rec.Approval.ID. It returns ErrDuplicateID
 //     (matched with errors.Is) if that ID is already stored, and
 //     ErrStoreFull if the store holds its capacity of pending records after
-//     dropping expired ones. It must not evict a pending record to make room.
+//     dropping expired ones. A store with quotas per principal returns a
+//     [*QuotaError], which unwraps to ErrStoreFull, when rec's principal
+//     holds its quota. It must not evict a pending record to make room.
 //   - Take atomically reads and removes the record with the given ID. Of
 //     any number of concurrent Take and Delete calls for one ID, at most one
 //     succeeds. It returns ErrNoRecord if there is no such record. It may
@@ -62,6 +64,14 @@ const DefaultStoreCapacity = 1000
 // set none.
 const DefaultStoreMaxBytes = 64 << 20
 
+// DefaultPerPrincipalQuota is a store's quota per principal, of records or
+// of bytes, when its options set none: a quarter of the store's total
+// (at least 1), so that no one principal can take every pending slot or
+// byte from the others.
+func DefaultPerPrincipalQuota(total int64) int64 {
+	return max(1, total/4)
+}
+
 // MemoryStoreOptions configures [NewMemoryStore].
 type MemoryStoreOptions struct {
 	// Capacity is the most pending records the store holds. Zero or less
@@ -72,6 +82,18 @@ type MemoryStoreOptions struct {
 	// go over it fails with [ErrStoreFull]. Zero or less means
 	// [DefaultStoreMaxBytes].
 	MaxBytes int64
+	// PerPrincipalCapacity is the most pending records one principal (the
+	// record's Approval.Principal) may hold; a Save past it fails with a
+	// [*QuotaError]. Every record without a principal counts against one
+	// shared quota, that of "". Zero means
+	// [DefaultPerPrincipalQuota](Capacity), a quarter; negative means no
+	// quota per principal, only Capacity.
+	PerPrincipalCapacity int
+	// PerPrincipalMaxBytes is the most bytes, counted as for MaxBytes, that
+	// one principal's pending records may hold; a Save past it fails with
+	// a [*QuotaError]. Zero means [DefaultPerPrincipalQuota](MaxBytes), a
+	// quarter; negative means no quota per principal, only MaxBytes.
+	PerPrincipalMaxBytes int64
 	// Now is the store's clock, for expiry. Nil means time.Now. An
 	// [Executor] that creates its own store passes its own clock.
 	Now func() time.Time
@@ -88,16 +110,28 @@ type MemoryStoreOptions struct {
 // [DefaultStoreMaxBytes], and time.Now as its clock. Use NewMemoryStore to
 // set other options, such as the [Executor]'s clock.
 //
-// The store has no quota per principal: a caller that may Propose can fill
-// it until its records expire. Give Propose only to callers you would let
-// use that much, or put a rate limit in the [Policy].
+// Each principal has a quota of the store, in records and in bytes (a
+// quarter of each by default, see [MemoryStoreOptions]): a principal that
+// holds its quota is refused with a [*QuotaError] naming it, while the
+// others still propose. The records it holds free its quota as they are
+// executed, rejected or expire. All calls without a principal share one
+// quota.
 type MemoryStore struct {
 	mu       sync.Mutex
 	recs     map[string]Record
 	bytes    int64 // recordBytes of every record held
+	use      map[string]usage
 	capacity int
 	maxBytes int64
+	perCount int64 // < 0: no quota; 0: the default
+	perBytes int64 // < 0: no quota; 0: the default
 	now      func() time.Time
+}
+
+// usage is what one principal's records hold of a [MemoryStore].
+type usage struct {
+	count int64
+	bytes int64
 }
 
 // recordBytes is what a record counts against MemoryStoreOptions.MaxBytes.
@@ -120,7 +154,48 @@ func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultStoreMaxBytes
 	}
-	return &MemoryStore{recs: make(map[string]Record), capacity: opts.Capacity, maxBytes: opts.MaxBytes, now: opts.Now}
+	return &MemoryStore{
+		recs: make(map[string]Record), use: make(map[string]usage),
+		capacity: opts.Capacity, maxBytes: opts.MaxBytes,
+		perCount: int64(opts.PerPrincipalCapacity), perBytes: opts.PerPrincipalMaxBytes,
+		now: opts.Now,
+	}
+}
+
+// limits returns the store's bounds, with the defaults of the zero
+// MemoryStore filled in; a quota per principal below zero is none.
+func (m *MemoryStore) limits() (capacity int, maxBytes, perCount, perBytes int64) {
+	capacity, maxBytes, perCount, perBytes = m.capacity, m.maxBytes, m.perCount, m.perBytes
+	if capacity <= 0 { // the zero MemoryStore
+		capacity = DefaultStoreCapacity
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultStoreMaxBytes
+	}
+	if perCount == 0 {
+		perCount = DefaultPerPrincipalQuota(int64(capacity))
+	}
+	if perBytes == 0 {
+		perBytes = DefaultPerPrincipalQuota(maxBytes)
+	}
+	return capacity, maxBytes, perCount, perBytes
+}
+
+// refusalLocked returns why a record of size bytes from principal does not
+// fit: a *QuotaError for the principal's quota, checked first, or
+// ErrStoreFull for the store's; nil when it fits.
+func (m *MemoryStore) refusalLocked(principal string, size int64) error {
+	capacity, maxBytes, perCount, perBytes := m.limits()
+	u := m.use[principal]
+	switch {
+	case perCount > 0 && u.count >= perCount:
+		return &QuotaError{Principal: principal, Quota: QuotaCount, Limit: perCount}
+	case perBytes > 0 && u.bytes+size > perBytes:
+		return &QuotaError{Principal: principal, Quota: QuotaBytes, Limit: perBytes}
+	case len(m.recs) >= capacity || m.bytes+size > maxBytes:
+		return ErrStoreFull
+	}
+	return nil
 }
 
 // Save implements [ApprovalStore].
@@ -137,24 +212,21 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 		return ErrDuplicateID
 	}
 	size := recordBytes(&rec)
-	capacity, maxBytes := m.capacity, m.maxBytes
-	if capacity <= 0 { // the zero MemoryStore
-		capacity = DefaultStoreCapacity
-	}
-	if maxBytes <= 0 {
-		maxBytes = DefaultStoreMaxBytes
-	}
-	if len(m.recs) >= capacity || m.bytes+size > maxBytes {
+	principal := rec.Approval.Principal
+	if m.refusalLocked(principal, size) != nil {
 		m.pruneLocked()
-		if len(m.recs) >= capacity || m.bytes+size > maxBytes {
-			return ErrStoreFull
+		if err := m.refusalLocked(principal, size); err != nil {
+			return err
 		}
 	}
 	if m.recs == nil {
 		m.recs = make(map[string]Record)
+		m.use = make(map[string]usage)
 	}
 	m.recs[rec.Approval.ID] = rec
 	m.bytes += size
+	u := m.use[principal]
+	m.use[principal] = usage{count: u.count + 1, bytes: u.bytes + size}
 	return nil
 }
 
@@ -176,7 +248,14 @@ func (m *MemoryStore) removeLocked(id string) (Record, bool) {
 	rec, ok := m.recs[id]
 	if ok {
 		delete(m.recs, id)
-		m.bytes -= recordBytes(&rec)
+		size := recordBytes(&rec)
+		m.bytes -= size
+		p := rec.Approval.Principal
+		if u := m.use[p]; u.count > 1 {
+			m.use[p] = usage{count: u.count - 1, bytes: u.bytes - size}
+		} else {
+			delete(m.use, p) // a principal with nothing pending holds no entry
+		}
 	}
 	return rec, ok
 }

@@ -3,6 +3,8 @@ package execgate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -51,13 +53,18 @@ func TestMemoryStore_ZeroValueIsUsable(t *testing.T) {
 
 	t.Run("the default capacity, without eviction", func(t *testing.T) {
 		var s execgate.MemoryStore
-		first := storeRecord(time.Now().Add(time.Hour))
+		// Each record has a principal of its own, so that no quota per
+		// principal is what fills the store.
+		first := quotaRecord("p0", 2, time.Now().Add(time.Hour))
 		require.NoError(t, s.Save(ctx, first))
 		for i := 1; i < execgate.DefaultStoreCapacity; i++ {
-			require.NoError(t, s.Save(ctx, storeRecord(time.Now().Add(time.Hour))), "record %d", i)
+			require.NoError(t, s.Save(ctx, quotaRecord(fmt.Sprintf("p%d", i), 2, time.Now().Add(time.Hour))), "record %d", i)
 		}
-		assert.ErrorIs(t, s.Save(ctx, storeRecord(time.Now().Add(time.Hour))), execgate.ErrStoreFull)
-		_, err := s.Take(ctx, first.Approval.ID)
+		err := s.Save(ctx, quotaRecord("another", 2, time.Now().Add(time.Hour)))
+		assert.ErrorIs(t, err, execgate.ErrStoreFull)
+		var qe *execgate.QuotaError
+		assert.False(t, errors.As(err, &qe), "the store is full, not a quota")
+		_, err = s.Take(ctx, first.Approval.ID)
 		assert.NoError(t, err, "a full store evicts nothing")
 	})
 
@@ -96,7 +103,7 @@ func TestMemoryStore_ZeroValueIsUsable(t *testing.T) {
 
 // Invariant 8 of DESIGN.md.
 func TestSingleUse_MemoryStoreBoundsBytes(t *testing.T) {
-	store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{MaxBytes: 3 << 10})
+	store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{MaxBytes: 3 << 10, PerPrincipalMaxBytes: -1})
 	x, _ := newGate(t, execgate.Config{Store: store}, echoSpec())
 	big, err := json.Marshal(map[string]any{"args": []string{strings.Repeat("a", 1000)}})
 	require.NoError(t, err)

@@ -87,13 +87,15 @@ var storeChecks = []storeCheck{
 	{"ConcurrentSavesAtCapacity", testConcurrentSaves},
 }
 
-// record returns a distinct, well-formed record expiring at exp.
+// record returns a distinct, well-formed record expiring at exp. Each has
+// a principal of its own, so that a store's quotas per principal, which
+// the contract leaves to the store, are never what fills it here.
 func record(exp time.Time) execgate.Record {
 	id := uuid.Must(uuid.NewV7()).String()
 	created := exp.Add(-15 * time.Minute).UTC().Round(0)
 	return execgate.Record{
 		Approval: execgate.Approval{
-			ID: id, Principal: "agent-7", Name: "tool.cmd", Command: "/usr/bin/tool",
+			ID: id, Principal: "agent-" + id[24:], Name: "tool.cmd", Command: "/usr/bin/tool",
 			Args:   []string{"--flag", "value with spaces", "ünïcode"},
 			Digest: fmt.Sprintf("%064x", uuid.Must(uuid.NewRandom()).ID()), Reason: "kit",
 			PolicyVersion: "1", CreatedAt: created, ExpiresAt: exp.UTC().Round(0),
@@ -195,7 +197,7 @@ func testSaveCopies(t reporter, newStore storeMaker) {
 	s := newStore(10)
 	rec := live()
 	want := live()
-	want.Approval.ID = rec.Approval.ID
+	want.Approval.ID, want.Approval.Principal = rec.Approval.ID, rec.Approval.Principal
 	want.Approval.Digest = rec.Approval.Digest
 	want.Approval.CreatedAt, want.Approval.ExpiresAt = rec.Approval.CreatedAt, rec.Approval.ExpiresAt
 	save(t, s, rec)
