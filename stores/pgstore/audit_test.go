@@ -621,3 +621,51 @@ func TestNewAuditor_RefusesWhatIsNotAnAuditTable(t *testing.T) {
 		t.Errorf("NewAuditor after MigrateAudit put the trigger back = %v", err)
 	}
 }
+
+// TestAudit_GateRoleCanOnlyAppend: a role granted only SELECT and INSERT
+// on the audit table, as the package documentation says to grant the
+// gates' role, appends entries and cannot change, delete or truncate them,
+// nor disable the triggers that keep the table append-only.
+func TestAudit_GateRoleCanOnlyAppend(t *testing.T) {
+	ctx := context.Background()
+	table := newAuditTable(t)
+	admin := newPool(t, nil)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	role := "execgate_gate_" + hex.EncodeToString(b[:])
+	q, r := pgx.Identifier{table}.Sanitize(), pgx.Identifier{role}.Sanitize()
+	mustExec(t, admin, `CREATE ROLE `+r+` LOGIN`)
+	t.Cleanup(func() {
+		for _, stmt := range []string{`REVOKE ALL ON ` + q + ` FROM ` + r, `DROP ROLE ` + r} {
+			if _, err := admin.Exec(context.Background(), stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	mustExec(t, admin, `GRANT SELECT, INSERT ON `+q+` TO `+r)
+	gate := newPool(t, func(c *pgxpool.Config) { c.ConnConfig.User = role; c.ConnConfig.Password = "" })
+	a := newAuditor(t, gate, table, 0)
+	for i := range 3 {
+		if err := a.Audit(ctx, auditEvent("gate", i)); err != nil {
+			t.Fatalf("the gate's role cannot append: %v", err)
+		}
+	}
+	for _, tc := range []struct{ name, sql string }{
+		{"it cannot edit an entry", `UPDATE ` + q + ` SET line = line`},
+		{"it cannot delete an entry", `DELETE FROM ` + q + ` WHERE seq = 3`},
+		{"it cannot truncate the table", `TRUNCATE ` + q},
+		{"it cannot disable the triggers", `ALTER TABLE ` + q + ` DISABLE TRIGGER USER`},
+		{"it cannot drop the table", `DROP TABLE ` + q},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gate.Exec(ctx, tc.sql)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "42501" {
+				t.Fatalf("got %v; want permission denied (SQLSTATE 42501)", err)
+			}
+		})
+	}
+	if rep, err := pgstore.VerifyAudit(ctx, gate, table); err != nil || rep.Head.Seq != 3 {
+		t.Errorf("VerifyAudit through the gate's role = %+v, %v; want 3 entries", rep.Head, err)
+	}
+}

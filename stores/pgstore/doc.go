@@ -172,6 +172,118 @@
 // Capacity. To retry instead, wrap the Store in an ApprovalStore of your
 // own whose Save retries on MaybeApplied (see the StateError example).
 //
+// # The audit trail
+//
+// An Auditor keeps execgate's audit trail in a table that every gate on
+// the database appends to, as one hash-chained trail: the replicas of a
+// server share one chain, ordered by the database, instead of a file each.
+// MigrateAudit creates it (for the default table):
+//
+//	CREATE TABLE IF NOT EXISTS "execgate_audit" (
+//		seq         bigint PRIMARY KEY CHECK (seq > 0),
+//		prev_sha256 text   NOT NULL,
+//		line_sha256 text   NOT NULL,
+//		line        text   NOT NULL
+//	);
+//	CREATE OR REPLACE FUNCTION "execgate_audit_refuse"() RETURNS trigger ...
+//	CREATE OR REPLACE FUNCTION "execgate_audit_append"() RETURNS trigger ...
+//	CREATE TRIGGER "execgate_audit_append_only" BEFORE UPDATE OR DELETE
+//		ON "execgate_audit" FOR EACH STATEMENT EXECUTE FUNCTION "execgate_audit_refuse"();
+//	CREATE TRIGGER "execgate_audit_no_truncate" BEFORE TRUNCATE
+//		ON "execgate_audit" FOR EACH STATEMENT EXECUTE FUNCTION "execgate_audit_refuse"();
+//	CREATE TRIGGER "execgate_audit_chained" BEFORE INSERT
+//		ON "execgate_audit" FOR EACH ROW EXECUTE FUNCTION "execgate_audit_append"();
+//
+// A row is one entry: line is the very line an audit.Chain writes to a
+// file for the same Event (see audit.Entry: seq, prev, the Event's fields
+// and the line's own hash), without its newline; seq repeats the line's
+// seq, prev_sha256 its prev (the SHA-256 of the previous row's line, or
+// audit.Genesis), and line_sha256 is the SHA-256 of the line, the next
+// row's prev_sha256. So the table, read in seq order, is a chain file
+// (ExportAudit writes it out), and VerifyAudit checks it as
+// audit.VerifyReport checks a file, reporting the first broken or missing
+// entry at its seq as an *AuditVerifyError; `execgate audit verify` checks
+// the exported file as any other. Wire it as a chain file is wired:
+//
+//	if err := pgstore.MigrateAudit(ctx, ownerPool, ""); err != nil { ... } // at deployment
+//	auditor, err := pgstore.NewAuditor(ctx, pool, pgstore.AuditOptions{})
+//	...
+//	x, err := execgate.NewExecutor(execgate.Config{Allowlist: allow, Store: store, Auditor: auditor})
+//
+// # One chain from many writers: the lock
+//
+// Audit runs one READ COMMITTED transaction: it takes the
+// transaction-scoped advisory lock pg_advisory_xact_lock(1702389095,
+// the table's OID), reads the last row (SELECT seq, line_sha256 ...
+// ORDER BY seq DESC LIMIT 1) in a statement of its own, makes the next
+// line from it (audit.NextLine), inserts it and commits, which releases
+// the lock. The lock is what makes the writers of every process one
+// chain with no gap and no fork: while one Audit holds it, no other reads
+// the head, and the next holder's read, a new statement with a new
+// snapshot, sees the row the last one committed. An advisory lock, and
+// not SELECT ... FOR UPDATE on a head row or LOCK TABLE, because it needs
+// no privilege but INSERT and SELECT on the table (a head row would have
+// to be updatable, and LOCK TABLE in a mode that excludes other writers
+// needs UPDATE or DELETE), works on an empty table, and leaves readers
+// (VerifyAudit, queries) unblocked. Entries are ordered by when their
+// writer got the lock, which is the order the database committed them in.
+//
+// The lock is cooperative, so the table does not rely on it: its insert
+// trigger refuses a row whose seq is not one more than the last row's,
+// whose prev_sha256 is not the last row's line_sha256, or whose
+// line_sha256, seq or prev do not match its line (SQLSTATE 23000); the
+// primary key refuses a second row for a seq. A writer that skipped the
+// lock is refused, and no chain can fork.
+//
+// # What is recorded, and when the database cannot record
+//
+// An entry is recorded when Audit returns nil: its COMMIT was
+// acknowledged (durable as the database's synchronous_commit setting
+// makes it). As with a file, the Executor hands a call's intent to Audit
+// before it starts the call's process, and starts nothing when Audit fails:
+// the table holds an intent for every process that started. When the
+// database cannot be reached, refuses the entry or does not answer within
+// AuditOptions.Timeout (DefaultAuditTimeout), Audit returns an
+// *AuditWriteError and the call is refused with an *execgate.AuditError;
+// from then on Ready returns the same error, so that the Executor refuses
+// every call that needs a record (a process to start, an approval to
+// store or take) before it tries anything. Each refusal is itself handed
+// to Audit, and the first that the database takes clears the failure: no
+// restart is needed. An AuditWriteError whose State is MaybeApplied (the
+// answer to its COMMIT was lost) may have left its entry in the table: an
+// intent for a call that did not start, which the refusal's own outcome,
+// with the same trace ID, follows once the database answers. Nothing runs
+// unrecorded.
+//
+// Audit does not use the call's context for its deadline or cancellation,
+// so that the outcome of a call whose context ended is recorded still; it
+// is bounded by AuditOptions.Timeout.
+//
+// # Append-only: who can change the table
+//
+// The triggers refuse UPDATE, DELETE and TRUNCATE to every role,
+// owner included (SQLSTATE 42501). They are not a wall against the
+// table's owner or a superuser: the owner can disable or drop a trigger,
+// or the table, and a superuser can also write with
+// session_replication_role = replica, which skips triggers. So run
+// MigrateAudit as a role that owns the table and that no gate uses, and
+// give the gates' role only
+//
+//	GRANT SELECT, INSERT ON "execgate_audit" TO gate_role;
+//
+// (and USAGE on the schema). That role can append, and can change nothing
+// it appended. Against the owner, the chain is the guard, as for a file:
+// an entry edited, deleted or moved is reported by VerifyAudit, one
+// rewritten with hashes to match at the entry after it. Only entries cut
+// from the end, or a last entry rewritten, escape it: keep Auditor.Head
+// somewhere the owner cannot change now and then, and check the table
+// against it with ExportAudit and audit.VerifyAnchored.
+//
+// The audit table holds what a chain file holds: never stdin or
+// environment values, only their size and the variables' names. The
+// database must keep text as UTF8 (NewAuditor checks), so that each line
+// is kept byte for byte.
+//
 // # Testing
 //
 // The package's tests, and execgatetest.TestApprovalStore through them,
