@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/execgate/execgate/internal/inputrules"
+	"github.com/execgate/execgate/internal/pattern"
 )
 
 // flagsSchema is the compiled form of a FlagSpec. It is immutable after
@@ -17,7 +17,7 @@ type flagsSchema struct {
 	byName   map[string]*flagRule // the "flags" key
 	long     map[string]*flagRule // spelled "--" + key
 	single   map[string]*flagRule // spelled "-" + key: Shorts, one-character and SingleDash names
-	posRe    *regexp.Regexp       // full-match form of Positionals.Pattern, or nil
+	posRe    *pattern.Matcher     // full-match form of Positionals.Pattern, or nil
 	posPath  *boundPathRule       // Positionals.Path bound to the working directory, or nil
 	dir      string               // the working directory path rules are bound to; "" before bindDir
 	stdinMax int                  // 0: stdin refused
@@ -28,11 +28,11 @@ type flagsSchema struct {
 // flagRule is a checked Flag with what matching needs.
 type flagRule struct {
 	Flag
-	canon string         // the one emitted spelling
-	max   int            // occurrences allowed, at least 1
-	re    *regexp.Regexp // full-match form of Pattern, or nil
-	path  *boundPathRule // a ValuePath flag's rule bound to the working directory, or nil before bindDir
-	index int            // position in flagsSchema.rules
+	canon string           // the one emitted spelling
+	max   int              // occurrences allowed, at least 1
+	re    *pattern.Matcher // full-match form of Pattern, or nil
+	path  *boundPathRule   // a ValuePath flag's rule bound to the working directory, or nil before bindDir
+	index int              // position in flagsSchema.rules
 	// values are the rules of Flag.Values, one per value, with the
 	// flag's canonical spelling; nil for a flag of one value or none.
 	values []*flagRule
@@ -303,12 +303,12 @@ func compileMultiFlag(f Flag) (*flagRule, error) {
 	return r, nil
 }
 
-// compileFlagPattern compiles pattern so that it matches only whole strings.
-func compileFlagPattern(pattern string) (*regexp.Regexp, error) {
-	if _, err := regexp.Compile(pattern); err != nil {
-		return nil, err
-	}
-	return regexp.Compile(`^(?:` + pattern + `)$`)
+// compileFlagPattern compiles p so that it matches only whole strings.
+// The matcher is shared with every other schema of the same pattern (see
+// package internal/pattern), which compiles a pattern once however many
+// flags and commands give it.
+func compileFlagPattern(p string) (*pattern.Matcher, error) {
+	return pattern.Compile(p)
 }
 
 func validFlagName(name string) bool { return inputrules.ValidWord(name) }

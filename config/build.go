@@ -12,6 +12,7 @@ import (
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/internal/inputrules"
+	"github.com/execgate/execgate/internal/pattern"
 )
 
 // This file checks the decoded configuration and turns it into
@@ -45,6 +46,11 @@ type builder struct {
 	origins map[string]origin
 	tools   []Tool
 	names   map[string]*yaml.Node // tool name -> its node
+	// patterns holds the matchers checkPattern compiled, so that the
+	// schemas built from the same patterns in this load share them
+	// rather than compile them again (package pattern keeps a matcher
+	// only while something refers to it).
+	patterns []*pattern.Matcher
 }
 
 // build checks doc and returns the specs and the tool descriptions. The
@@ -403,7 +409,7 @@ func (b *builder) command(s *execgate.CommandSpec, t *toolDoc, c *commandDoc, le
 	}
 	if c.posPattern.set {
 		fs.Positionals.Pattern = c.posPattern.v
-		if err := checkPattern(c.posPattern.v); err != nil {
+		if err := b.checkPattern(c.posPattern.v); err != nil {
 			b.add(c.posPattern.node, c.posPattern.path, "%v", err)
 		} else if c.posMax.v <= 0 {
 			b.add(c.posPattern.node, c.posPattern.path, "a pattern needs positionals.max of at least 1; with max 0 no positional is accepted")
@@ -687,7 +693,7 @@ func (b *builder) flagValueRule(fd *flagDoc, f *execgate.Flag) {
 	case !fd.keys["pattern"] && kind == execgate.ValuePattern:
 		bad(fd.node, keyPath(fd.path, "pattern"), "required for value: pattern: the regular expression values must match")
 	case fd.pattern.set:
-		if err := checkPattern(f.Pattern); err != nil {
+		if err := b.checkPattern(f.Pattern); err != nil {
 			bad(fd.pattern.node, fd.pattern.path, "%v", err)
 		}
 	}
@@ -739,11 +745,14 @@ func (b *builder) pathRule(pd *pathDoc) *execgate.PathRule {
 	return r
 }
 
-// checkPattern reports whether pattern compiles as an RE2 expression.
-func checkPattern(pattern string) error {
-	if _, err := regexp.Compile(pattern); err != nil {
+// checkPattern reports whether p compiles as an RE2 expression that
+// matches whole arguments, and keeps its matcher for the rest of the load.
+func (b *builder) checkPattern(p string) error {
+	m, err := pattern.Compile(p)
+	if err != nil {
 		return fmt.Errorf("the regular expression does not compile: %v", err)
 	}
+	b.patterns = append(b.patterns, m)
 	return nil
 }
 
