@@ -174,9 +174,7 @@ func TestDecodeRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got target
-			start := time.Now()
 			err := strictjson.Decode([]byte(tt.in), &got)
-			assert.Less(t, time.Since(start), 5*time.Second)
 			var se *strictjson.Error
 			require.True(t, errors.As(err, &se), "want *strictjson.Error, got %v", err)
 			if tt.want == nil {
@@ -332,5 +330,31 @@ func TestDecodeIsSafeForConcurrentUse(t *testing.T) {
 	}
 	for range 8 {
 		<-done
+	}
+}
+
+// TestDecodeRefusalsAreLinear checks that refusing the costly inputs of
+// TestDecodeProblems is linear work: twice the input allocates at most
+// three times as much.
+func TestDecodeRefusalsAreLinear(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := []struct {
+		name  string
+		input func(n int) string
+	}{
+		{"many unknown keys, each a problem", func(n int) string {
+			return `{` + strings.TrimSuffix(strings.Repeat(`"zz":1,`, n), ",") + `}`
+		}},
+		{"deep nesting in a field", func(n int) string { return `{"any":` + deep(n) + `}` }},
+		{"a long string for a number", func(n int) string { return `{"n":"` + strings.Repeat("a", n) + `"}` }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			small, large := []byte(tt.input(50000)), []byte(tt.input(100000))
+			var got target
+			half := allocated(func() { require.Error(t, strictjson.Decode(small, &got)) })
+			full := allocated(func() { require.Error(t, strictjson.Decode(large, &got)) })
+			assert.LessOrEqual(t, full, 3*half+64<<10, "twice the input allocated %d bytes against %d", full, half)
+		})
 	}
 }
