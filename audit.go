@@ -125,7 +125,8 @@ type Event struct {
 	// refused.
 	Error string `json:"error,omitempty"`
 	// Reason details the refusal: the [PolicyError]'s action, the
-	// [ApprovalError]'s reason, the [BusyError]'s scope, or, for [OpRequest],
+	// [ApprovalError]'s reason, the [BusyError]'s scope,
+	// [StoreFullPrincipal] for a [QuotaError], or, for [OpRequest],
 	// the server's few words; for a change to a grant, the server's few
 	// words on it (how long it lasts, why it ended).
 	Reason string `json:"reason,omitempty"`
@@ -366,7 +367,8 @@ func (x *Executor) finish(ctx context.Context, ev *Event, res *Result, err error
 }
 
 // refusalReason details a refusal for the audit trail: the PolicyError's
-// action, the ApprovalError's reason or the BusyError's scope, else "".
+// action, the ApprovalError's reason, the BusyError's scope, or
+// [StoreFullPrincipal] for a QuotaError, else "".
 func refusalReason(err error) string {
 	var (
 		pe *PolicyError
@@ -385,6 +387,11 @@ func refusalReason(err error) string {
 	case ErrorKindBusy:
 		if errors.As(err, &be) {
 			return be.Scope
+		}
+	case ErrorKindStoreFull:
+		var qe *QuotaError
+		if errors.As(err, &qe) {
+			return StoreFullPrincipal
 		}
 	}
 	return ""

@@ -183,6 +183,12 @@ const (
 	QuotaBytes = "bytes"
 )
 
+// StoreFullPrincipal is the reason of an [ErrorKindStoreFull] refusal
+// that a [*QuotaError] made, in the audit trail ([Event.Reason]) and on
+// the surfaces that show a refusal's reason: the calling principal holds
+// its quota of the store, while the other principals may still have room.
+const StoreFullPrincipal = "principal"
+
 // QuotaError is returned by an [ApprovalStore]'s Save, and so by Propose,
 // when the proposing principal (the record's Approval.Principal) already
 // holds its quota of the store's pending records or of their bytes, so

@@ -134,14 +134,20 @@ type usage struct {
 	bytes int64
 }
 
-// recordBytes is what a record counts against MemoryStoreOptions.MaxBytes.
-func recordBytes(rec *Record) int64 {
+// Bytes reports what rec counts against a store's bounds in bytes
+// ([MemoryStoreOptions.MaxBytes] and PerPrincipalMaxBytes, and the quotas
+// of other stores that count as it does): the bytes of its input, its
+// arguments, its reason and its salt.
+func (rec Record) Bytes() int64 {
 	n := int64(len(rec.Input) + len(rec.Approval.Reason) + len(rec.Salt))
 	for _, a := range rec.Approval.Args {
 		n += int64(len(a))
 	}
 	return n
 }
+
+// recordBytes is what a record counts against MemoryStoreOptions.MaxBytes.
+func recordBytes(rec *Record) int64 { return rec.Bytes() }
 
 // NewMemoryStore returns an empty [MemoryStore].
 func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {

@@ -157,7 +157,8 @@ func TestSingleUse_MemoryStoreQuotaBuckets(t *testing.T) {
 // the calling principal, and the other principals' proposals go through.
 func TestSingleUse_ProposeRefusesAFullQuota(t *testing.T) {
 	store := execgate.NewMemoryStore(execgate.MemoryStoreOptions{PerPrincipalCapacity: 2})
-	x, _ := newGate(t, execgate.Config{Store: store}, echoSpec())
+	log := &eventLog{}
+	x, _ := newGate(t, execgate.Config{Store: store, Auditor: log}, echoSpec())
 	alice := execgate.WithPrincipal(context.Background(), "alice")
 	bob := execgate.WithPrincipal(context.Background(), "bob")
 	in := json.RawMessage(`{"args":["hi"]}`)
@@ -168,6 +169,11 @@ func TestSingleUse_ProposeRefusesAFullQuota(t *testing.T) {
 	ap, err := x.Propose(alice, "echo.say", in, "")
 	requireQuotaError(t, err, "alice", execgate.QuotaCount, 2)
 	assert.Empty(t, ap.ID, "nothing was proposed")
+	events := log.take()
+	require.NotEmpty(t, events)
+	last := events[len(events)-1]
+	assert.Equal(t, execgate.ErrorKindStoreFull, last.Error, "the trail records the refusal")
+	assert.Equal(t, execgate.StoreFullPrincipal, last.Reason, "and that it was the principal's quota")
 	_, err = x.Propose(bob, "echo.say", in, "")
 	require.NoError(t, err, "bob is not refused for alice's quota")
 	assert.Equal(t, 3, store.Len())
