@@ -41,10 +41,14 @@
 //		stdin_sha256   text        NOT NULL,
 //		digest         text        NOT NULL,
 //		expires_at     timestamptz NOT NULL,
-//		content_sha256 bytea
+//		content_sha256 bytea,
+//		principal      text,
+//		record_bytes   bigint
 //	);
 //	CREATE INDEX IF NOT EXISTS "execgate_approvals_expires_at_idx"
 //		ON "execgate_approvals" (expires_at);
+//	CREATE INDEX IF NOT EXISTS "execgate_approvals_principal_idx"
+//		ON "execgate_approvals" (principal);
 //	CREATE TABLE IF NOT EXISTS "execgate_approvals_spent" (
 //		id             text        PRIMARY KEY,
 //		content_sha256 bytea,
@@ -53,10 +57,17 @@
 //	CREATE INDEX IF NOT EXISTS "execgate_approvals_spent_exp_idx"
 //		ON "execgate_approvals_spent" (expires_at);
 //
-// and, for a table made by the first version of this package, which had
-// no content_sha256 (New refuses such a table and says to run Migrate):
+// and, for a table made by an earlier version of this package, which
+// had no content_sha256, or no principal and record_bytes (New refuses
+// such a table and says to run Migrate), before the index on principal:
 //
-//	ALTER TABLE "execgate_approvals" ADD COLUMN IF NOT EXISTS content_sha256 bytea;
+//	ALTER TABLE "execgate_approvals" ADD COLUMN IF NOT EXISTS content_sha256 bytea,
+//		ADD COLUMN IF NOT EXISTS principal text, ADD COLUMN IF NOT EXISTS record_bytes bigint;
+//	UPDATE "execgate_approvals" SET principal = ..., record_bytes = ...
+//		WHERE principal IS NULL OR record_bytes IS NULL;
+//
+// which fills in the principal and size of the rows already pending, from
+// their approval, input and salt.
 //
 // A row of the first table is a pending execgate.Record as it is:
 // approval is the Approval as encoding/json writes it, and is what Take
@@ -67,7 +78,9 @@
 // record as Save stored it (ID, approval, input, salt, fingerprint and
 // stdin hash, each prefixed with its length), which a retried Save
 // compares; rows saved before the column existed have none, and no Save
-// takes them for its own.
+// takes them for its own. principal repeats the approval's principal and
+// record_bytes the record's size as execgate.Record.Bytes counts it, for
+// the quotas per principal.
 //
 // A row of the second table, "_spent" appended to the first's name, is
 // the marker of a record that Take or Delete consumed: its ID, its
@@ -113,6 +126,19 @@
 //     add one ID; Take and Delete do not wait for it. There is no
 //     background goroutine: Save prunes, and Prune is there for callers
 //     who want to prune on a schedule of their own.
+//   - Quotas per principal. In the same statement as the insert, under
+//     the same lock, Save counts the rows and record_bytes of the
+//     record's principal (Approval.Principal; all records without one
+//     share the principal "") and inserts only if the principal holds
+//     fewer than Options.PerPrincipalCapacity rows (a quarter of Capacity
+//     by default) and, with the record, no more than
+//     Options.PerPrincipalMaxBytes (16 MiB by default); otherwise it
+//     returns an *execgate.QuotaError naming the principal and the quota,
+//     which unwraps to execgate.ErrStoreFull. The table lock serializes
+//     every Save on the table, and so every Save of one principal, in any
+//     number of processes, so racing Saves never take a principal past
+//     its quota. Expired rows were deleted just before, so they free the
+//     quota, as Take and Delete do.
 //   - Expiry. Expiry is judged with the store's clock (Options.Now), never
 //     the database's, so pass the Executor's clock. Take deletes an expired
 //     row like any other and returns it, with its exact ExpiresAt, so that
@@ -132,15 +158,18 @@
 //     of a race fail with a serialization failure instead of deleting
 //     nothing.
 //
-// Several Stores share a table only if they agree on its Capacity: each
-// enforces its own. Every process on a table should run the same version
+// Several Stores share a table only if they agree on its Capacity and
+// quotas: each enforces its own. A Store of an earlier version on a
+// migrated table inserts rows without principal or record_bytes, which
+// count against Capacity and no principal's quota. Every process on a table should run the same version
 // of this package: one of the first version deletes records without
 // leaving markers.
 //
 // # Errors: what is known after a failure
 //
 // Save, Take and Delete return execgate.ErrDuplicateID,
-// execgate.ErrStoreFull and execgate.ErrNoRecord as the ApprovalStore
+// execgate.ErrStoreFull (or an *execgate.QuotaError that unwraps to it)
+// and execgate.ErrNoRecord as the ApprovalStore
 // contract says, and every other error as a *StateError (match it with
 // errors.As; it unwraps to the pgx or context error). Its State says what
 // is known:

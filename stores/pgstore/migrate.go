@@ -24,8 +24,10 @@ const migrateLock = 0
 // records' markers (the same name with "_spent" appended) and their
 // indexes, if they do not exist: table is a name as in Options.Table, ""
 // meaning DefaultTable. A table made by an earlier version of this
-// package gets the column it lacks (content_sha256) and its marker table;
-// nothing else of a table that exists is changed. Migrate is idempotent
+// package gets the columns it lacks (content_sha256, and principal and
+// record_bytes, which the quotas per principal count, filled in from each
+// row's approval and sizes), the index on principal, and its marker
+// table; nothing else of a table that exists is changed. Migrate is idempotent
 // and safe to run from several processes at once. Nothing in this package
 // migrates on its own: call Migrate at deployment or at startup, with a
 // role allowed to create tables. The statements are shown in the package
@@ -55,15 +57,20 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, table string) error {
 		}
 	}
 	// ALTER TABLE locks the table even when it has nothing to add, so it
-	// runs only for a table that lacks the column.
+	// runs only for a table that lacks a column.
 	var has bool
 	if err := tx.QueryRow(ctx, hasColumnSQL, t.quoted).Scan(&has); err != nil {
 		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
 	}
 	if !has {
-		if _, err := tx.Exec(ctx, `ALTER TABLE `+t.quoted+` ADD COLUMN IF NOT EXISTS content_sha256 bytea`); err != nil {
-			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+		for _, stmt := range t.upgrade() {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+			}
 		}
+	}
+	if _, err := tx.Exec(ctx, t.createPrincipalIndex()); err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
@@ -71,15 +78,20 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	return nil
 }
 
-// hasColumnSQL reports whether the table $1 (quoted, as text) has the
-// content_sha256 column, which the table's first version lacked.
-const hasColumnSQL = `SELECT EXISTS (SELECT FROM pg_attribute
-	WHERE attrelid = $1::text::regclass AND attname = 'content_sha256' AND attnum > 0 AND NOT attisdropped)`
+// laterColumns are the columns of the table that its first versions
+// lacked.
+var laterColumns = []string{"content_sha256", "principal", "record_bytes"}
+
+// hasColumnSQL reports whether the table $1 (quoted, as text) has every
+// one of laterColumns.
+var hasColumnSQL = `SELECT count(*) = ` + fmt.Sprint(len(laterColumns)) + ` FROM pg_attribute
+	WHERE attrelid = $1::text::regclass AND attname IN ('` + strings.Join(laterColumns, "', '") + `') AND attnum > 0 AND NOT attisdropped`
 
 // table is a validated table name.
 type table struct {
 	quoted     string // schema-qualified if given, each part quoted
 	index      string // the quoted, unqualified name of the expiry index
+	principal  string // the quoted, unqualified name of the principal index
 	spent      string // the marker table, qualified and quoted as quoted is
 	spentIndex string // the quoted, unqualified name of its expiry index
 }
@@ -113,6 +125,7 @@ func parseTable(name string) (table, error) {
 	return table{
 		quoted:     id.Sanitize(),
 		index:      pgx.Identifier{tbl + "_expires_at_idx"}.Sanitize(),
+		principal:  pgx.Identifier{tbl + "_principal_idx"}.Sanitize(),
 		spent:      spent.Sanitize(),
 		spentIndex: pgx.Identifier{tbl + "_spent_exp_idx"}.Sanitize(),
 	}, nil
@@ -130,8 +143,33 @@ func (t table) createTable() string {
 	stdin_sha256   text        NOT NULL,
 	digest         text        NOT NULL,
 	expires_at     timestamptz NOT NULL,
-	content_sha256 bytea
+	content_sha256 bytea,
+	principal      text,
+	record_bytes   bigint
 )`
+}
+
+// upgrade adds the columns an earlier version's table lacks and fills in
+// principal and record_bytes of the rows it holds, as Save would have:
+// the approval's principal, and the bytes of the input, salt, reason and
+// arguments (execgate.Record.Bytes). Rows that a Store of an earlier
+// version inserts later have neither, and count against no principal's
+// quota; they still count against Capacity.
+func (t table) upgrade() []string {
+	return []string{
+		`ALTER TABLE ` + t.quoted + ` ADD COLUMN IF NOT EXISTS content_sha256 bytea,
+	ADD COLUMN IF NOT EXISTS principal text, ADD COLUMN IF NOT EXISTS record_bytes bigint`,
+		`UPDATE ` + t.quoted + ` SET principal = coalesce(approval->>'principal', ''),
+	record_bytes = octet_length(input) + octet_length(salt) + coalesce(octet_length(approval->>'reason'), 0)
+		+ CASE json_typeof(approval->'args') WHEN 'array' THEN
+			(SELECT coalesce(sum(octet_length(a)), 0) FROM json_array_elements_text(approval->'args') AS a) ELSE 0 END
+	WHERE principal IS NULL OR record_bytes IS NULL`,
+	}
+}
+
+// createPrincipalIndex is the index the quotas per principal use.
+func (t table) createPrincipalIndex() string {
+	return `CREATE INDEX IF NOT EXISTS ` + t.principal + ` ON ` + t.quoted + ` (principal)`
 }
 
 func (t table) createIndex() string {

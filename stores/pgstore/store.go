@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +32,22 @@ type Options struct {
 	// execgate.DefaultStoreCapacity; negative is refused. Every Store on a
 	// table should use the same Capacity: each enforces its own.
 	Capacity int
+	// PerPrincipalCapacity is the most pending records one principal (the
+	// record's Approval.Principal) may hold in the table; a Save past it
+	// fails with an *execgate.QuotaError naming the principal. Every
+	// record without a principal counts against one shared quota, that of
+	// "". Zero means execgate.DefaultPerPrincipalQuota(Capacity), a
+	// quarter; negative means no quota per principal, only Capacity.
+	PerPrincipalCapacity int
+	// PerPrincipalMaxBytes is the most bytes one principal's pending
+	// records may hold, each counted as execgate.Record.Bytes counts it
+	// (input, arguments, reason and salt); a Save past it fails with an
+	// *execgate.QuotaError. Zero means
+	// execgate.DefaultPerPrincipalQuota(execgate.DefaultStoreMaxBytes), a
+	// quarter of the memory store's byte budget; negative means no quota
+	// in bytes. Every Store on a table should use the same quotas: each
+	// enforces its own.
+	PerPrincipalMaxBytes int64
 	// Now is the store's clock, for deciding which records have expired
 	// (when Save prunes and Delete reports). Nil means time.Now. Pass the
 	// Executor's clock (execgate.Config.Now) so that the store and the
@@ -47,6 +64,8 @@ type Store struct {
 	pool     *pgxpool.Pool
 	table    table
 	capacity int
+	perCount int64 // < 0: no quota per principal
+	perBytes int64 // < 0: no quota per principal
 	now      func() time.Time
 
 	lockSQL, pruneSQL, saveSQL, takeSQL, deleteSQL, countSQL string
@@ -95,6 +114,13 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	perCount, perBytes := int64(opts.PerPrincipalCapacity), opts.PerPrincipalMaxBytes
+	if perCount == 0 {
+		perCount = execgate.DefaultPerPrincipalQuota(int64(opts.Capacity))
+	}
+	if perBytes == 0 {
+		perBytes = execgate.DefaultPerPrincipalQuota(execgate.DefaultStoreMaxBytes)
+	}
 	var exists, spentExists, hasColumn bool
 	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
 		t.quoted, t.spent).Scan(&exists, &spentExists); err != nil {
@@ -107,13 +133,15 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 		return nil, fmt.Errorf("pgstore: looking up table %s: %w", t.quoted, err)
 	}
 	if !spentExists || !hasColumn {
-		return nil, fmt.Errorf("pgstore: table %s was made by an earlier version of this package (it lacks the column content_sha256 or the table %s); run Migrate to add them", t.quoted, t.spent)
+		return nil, fmt.Errorf("pgstore: table %s was made by an earlier version of this package (it lacks one of the columns %s or the table %s); run Migrate to add them", t.quoted, strings.Join(laterColumns, ", "), t.spent)
 	}
 	q, spent := t.quoted, t.spent
 	return &Store{
 		pool:     pool,
 		table:    t,
 		capacity: opts.Capacity,
+		perCount: perCount,
+		perBytes: perBytes,
 		now:      opts.Now,
 		lockSQL:  `SELECT pg_advisory_xact_lock($1, $2::text::regclass::oid::int4)`,
 		// Expired records go at once, the markers of consumed ones
@@ -122,22 +150,32 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) 
 		pruneSQL: `WITH spent AS (DELETE FROM ` + spent + ` WHERE expires_at <= $2)
 			DELETE FROM ` + q + ` WHERE expires_at <= $1`,
 		// One statement, one snapshot: the rows already under the ID,
-		// pending or a consumed record's marker, and the insert, made
-		// only when there is none and the table has room. Save holds the
-		// table's Save lock, so no other Save adds the ID meanwhile; Take
-		// and Delete turn a pending row into a marker in one
-		// transaction, so a snapshot sees one or the other.
+		// pending or a consumed record's marker, what the principal's
+		// pending rows hold, and the insert, made only when there is no
+		// row under the ID, the principal's quotas have room ($12 and
+		// $13; negative for none) and the table has room. Save holds the
+		// table's Save lock, so no other Save adds the ID, or a row of
+		// the principal, meanwhile; Take and Delete turn a pending row
+		// into a marker in one transaction, so a snapshot sees one or
+		// the other.
 		saveSQL: `WITH cur AS (
 			SELECT content_sha256 FROM ` + q + ` WHERE id = $1
 			UNION ALL
 			SELECT content_sha256 FROM ` + spent + ` WHERE id = $1
+		), mine AS (
+			SELECT count(*) AS n, coalesce(sum(record_bytes), 0) AS b FROM ` + q + ` WHERE principal = $11::text
+		), fits AS (
+			SELECT $12::bigint < 0 OR n < $12::bigint AS count_ok,
+				$13::bigint < 0 OR b + $14::bigint <= $13::bigint AS bytes_ok FROM mine
 		), ins AS (
-			INSERT INTO ` + q + ` (id, approval, input, salt, fingerprint, stdin_sha256, digest, expires_at, content_sha256)
-			SELECT $1::text, $2::json, $3::bytea, $4::bytea, $5::text, $6::text, $7::text, $8::timestamptz, $9::bytea
-			WHERE NOT EXISTS (SELECT FROM cur) AND (SELECT count(*) FROM ` + q + `) < $10
+			INSERT INTO ` + q + ` (id, approval, input, salt, fingerprint, stdin_sha256, digest, expires_at, content_sha256, principal, record_bytes)
+			SELECT $1::text, $2::json, $3::bytea, $4::bytea, $5::text, $6::text, $7::text, $8::timestamptz, $9::bytea, $11::text, $14::bigint
+			WHERE NOT EXISTS (SELECT FROM cur) AND (SELECT count_ok AND bytes_ok FROM fits)
+				AND (SELECT count(*) FROM ` + q + `) < $10
 			RETURNING 1
 		) SELECT EXISTS (SELECT FROM ins), EXISTS (SELECT FROM cur),
-			coalesce((SELECT bool_and(coalesce(content_sha256 = $9::bytea, false)) FROM cur), false)`,
+			coalesce((SELECT bool_and(coalesce(content_sha256 = $9::bytea, false)) FROM cur), false),
+			(SELECT count_ok FROM fits), (SELECT bytes_ok FROM fits)`,
 		// Take and Delete delete the row and leave its marker, in one
 		// statement: of concurrent DELETEs of one row, one deletes it.
 		takeSQL: `WITH gone AS (
@@ -165,10 +203,16 @@ func markSQL(spent string) string {
 // round trip before the commit, it takes the table's Save lock, deletes
 // the records that have expired by the store's clock (and the markers of
 // consumed records ConsumedRetention after their expiry), and inserts rec
-// unless the table still holds Capacity pending records, in which case it
-// returns execgate.ErrStoreFull and evicts nothing. The lock serializes
-// Saves on the table, across processes too, so concurrent Saves never
-// overshoot Capacity; Take and Delete do not wait for it.
+// unless rec's principal (Approval.Principal; "" is one shared principal)
+// already holds Options.PerPrincipalCapacity pending records, or would
+// hold more than Options.PerPrincipalMaxBytes with rec, in which case it
+// returns an *execgate.QuotaError naming the principal, or the table
+// still holds Capacity pending records, in which case it returns
+// execgate.ErrStoreFull; it evicts nothing. The lock,
+// pg_advisory_xact_lock on the table, serializes Saves on the table,
+// across processes too, and so the Saves of any one principal, so
+// concurrent Saves never overshoot Capacity or a principal's quota; Take
+// and Delete do not wait for it.
 //
 // Save is idempotent by ID: if rec's ID is already there, pending or in
 // the marker a Take or Delete left, Save stores nothing and returns nil
@@ -200,7 +244,8 @@ func (s *Store) Save(ctx context.Context, rec execgate.Record) error {
 		return acquireFailed(OpSave, id, err)
 	}
 	defer conn.Release()
-	var inserted, found, same bool
+	var inserted, found, same, countOK, bytesOK bool
+	principal, size := rec.Approval.Principal, rec.Bytes()
 	b := &pgx.Batch{}
 	// READ COMMITTED whatever the database's default, so that the
 	// statements below see every Save that committed while this one
@@ -210,8 +255,9 @@ func (s *Store) Save(ctx context.Context, rec execgate.Record) error {
 	b.Queue(s.pruneSQL, now, now.Add(-ConsumedRetention))
 	b.Queue(s.saveSQL, id, ap, input, salt, rec.Fingerprint, rec.StdinSHA256,
 		rec.Approval.Digest, ceilMicro(rec.Approval.ExpiresAt), sum, s.capacity,
+		principal, s.perCount, s.perBytes, size,
 	).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&inserted, &found, &same)
+		return row.Scan(&inserted, &found, &same, &countOK, &bytesOK)
 	})
 	br := conn.SendBatch(ctx, b)
 	tx := br.Tx()
@@ -235,6 +281,10 @@ func (s *Store) Save(ctx context.Context, rec execgate.Record) error {
 		outcome = execgate.ErrDuplicateID
 	case found:
 		outcome = nil // this very record, stored before
+	case !inserted && !countOK:
+		outcome = &execgate.QuotaError{Principal: principal, Quota: execgate.QuotaCount, Limit: s.perCount}
+	case !inserted && !bytesOK:
+		outcome = &execgate.QuotaError{Principal: principal, Quota: execgate.QuotaBytes, Limit: s.perBytes}
 	case !inserted:
 		outcome = execgate.ErrStoreFull
 	}

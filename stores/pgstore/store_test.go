@@ -191,7 +191,12 @@ func TestCapacityAcrossStores(t *testing.T) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range stores {
-		s := newStore(t, newPool(t, nil), table, capacity, nil)
+		// One principal saves every record: no quota per principal, so
+		// that what fills the table is Capacity.
+		s, err := pgstore.New(context.Background(), newPool(t, nil), pgstore.Options{Table: table, Capacity: capacity, PerPrincipalCapacity: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for range each {
 			wg.Go(func() {
 				<-start
