@@ -5,6 +5,7 @@ package proc
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -50,7 +51,7 @@ func TestRunWatchdog_KillsWhatIsStillGuardedAtTheEnd(t *testing.T) {
 	in.Write(msg(opGuard, uint32(guarded.Process.Pid)))
 	in.Write(msg(opGuard, uint32(released.Process.Pid)))
 	in.Write(msg(opRelease, uint32(released.Process.Pid)))
-	assert.Equal(t, 0, runWatchdog(&in))
+	assert.Equal(t, 0, runWatchdog(&in, nil))
 	assert.True(t, exited(guarded), "a group still guarded when the pipe ends is killed")
 	assert.False(t, exited(released), "a released group is left alone")
 }
@@ -64,7 +65,7 @@ func TestRunWatchdog_IgnoresImpossibleGroups(t *testing.T) {
 	in.Write(msg(opGuard, 0xFFFFFFFF))
 	in.Write(msg(opGuard, 1))
 	in.Write(msg(opGuard, 0))
-	assert.Equal(t, 0, runWatchdog(&in))
+	assert.Equal(t, 0, runWatchdog(&in, nil))
 	assert.False(t, exited(victim), "no message can make the watchdog kill a process by wrapping its number")
 }
 
@@ -109,4 +110,68 @@ func TestGuard_NeverWaitsForAStalledWatchdog(t *testing.T) {
 	_, err := os.Stat("/proc/" + strconv.Itoa(stalled.Pid))
 	assert.True(t, os.IsNotExist(err), "the replaced watchdog is reaped")
 	Release(first.Process.Pid)
+}
+
+// countingReader hands out what it holds at most max bytes per Read, and
+// counts the Reads that returned something.
+type countingReader struct {
+	data  []byte
+	max   int
+	reads int
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), r.max, len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	r.reads++
+	return n, nil
+}
+
+func TestRunWatchdog_ReadsWhatWaitsInThePipeAtOnce(t *testing.T) {
+	guarded, released := sleeper(t), sleeper(t)
+	// A gate that runs calls back to back writes a guard and a release per
+	// call; many of them wait in the pipe while the watchdog pauses.
+	var in bytes.Buffer
+	for i := range 1000 {
+		in.Write(msg(opGuard, uint32(100000+i)))
+		in.Write(msg(opRelease, uint32(100000+i)))
+	}
+	in.Write(msg(opGuard, uint32(guarded.Process.Pid)))
+	in.Write(msg(opGuard, uint32(released.Process.Pid)))
+	in.Write(msg(opRelease, uint32(released.Process.Pid)))
+	r := &countingReader{data: in.Bytes(), max: 1 << 20}
+	pauses := 0
+	assert.Equal(t, 0, runWatchdog(r, func() { pauses++ }))
+	assert.LessOrEqual(t, r.reads, 4, "2,003 messages waiting are read in a few reads, not one read each")
+	assert.Equal(t, r.reads, pauses, "the watchdog pauses after each read that brought messages")
+	assert.True(t, exited(guarded), "a group still guarded when the pipe ends is killed")
+	assert.False(t, exited(released), "a released group is left alone")
+}
+
+func TestRunWatchdog_MessagesSplitAcrossReads(t *testing.T) {
+	// Each case hands the same messages out a few bytes at a time, so that
+	// reads end inside a message.
+	for _, tc := range []struct {
+		name string
+		max  int
+	}{
+		{"one byte per read: every message arrives in five pieces", 1},
+		{"three bytes per read: messages straddle reads", 3},
+		{"seven bytes per read: a message and a piece of the next", 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			guarded, released := sleeper(t), sleeper(t)
+			var in bytes.Buffer
+			in.Write(msg(opGuard, uint32(guarded.Process.Pid)))
+			in.Write(msg(opGuard, uint32(released.Process.Pid)))
+			in.Write(msg(opRelease, uint32(released.Process.Pid)))
+			assert.Equal(t, 0, runWatchdog(&countingReader{data: in.Bytes(), max: tc.max}, nil))
+			assert.True(t, exited(guarded), "the group still guarded is killed")
+			assert.False(t, exited(released), "the released group is left alone")
+		})
+	}
 }
