@@ -25,6 +25,9 @@ type gate struct {
 	// grants makes and ends the grants approvers give with approvals,
 	// in the Engine of loaded (see grants.go).
 	grants *grantBook
+	// pg holds the approvals in PostgreSQL (server.approval_store kind
+	// postgres); nil keeps them in memory.
+	pg *pgStore
 }
 
 // openGate loads the configuration at configPath and builds an Executor
@@ -58,7 +61,18 @@ func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn, al
 		auditor = audit.Multi(append(auditors, recorder{})...)
 	}
 	srv := g.server()
+	pg, err := approvalStoreOf(srv)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.pg = pg
+	var store execgate.ApprovalStore
+	if pg != nil {
+		store = pg.store
+	}
 	x, err := execgate.NewExecutor(execgate.Config{
+		Store:     store,
 		Allowlist: loaded.Allowlist,
 		Policy:    loaded.Policy,
 		Auditor:   auditor,
@@ -95,6 +109,9 @@ func (g *gate) visible(_ context.Context, principal string, spec execgate.Comman
 // any.
 func (g *gate) Close() error {
 	g.grants.stop()
+	if g.pg != nil {
+		g.pg.Close()
+	}
 	if g.chain != nil {
 		return g.chain.Close()
 	}
@@ -258,6 +275,9 @@ func refusal(err error) *errorInfo {
 	case execgate.ErrorKindAudit, execgate.ErrorKindStoreFull:
 		e.Status = http.StatusServiceUnavailable
 	default:
+		if se := storeRefusalOf(err); se != nil {
+			return se
+		}
 		e.Status = http.StatusInternalServerError
 		e.Message = "execgate: the call failed with an internal error"
 	}

@@ -74,7 +74,7 @@ type apiOptions struct {
 	Server *config.Server
 	// Pending holds the approvals issued and not yet decided. Nil means a
 	// new set.
-	Pending *pendingSet
+	Pending approvalBook
 	// ApprovalsOnly serves only the approval routes, for a server whose
 	// calls arrive another way (MCP on stdio).
 	ApprovalsOnly bool
@@ -96,7 +96,7 @@ type apiOptions struct {
 type api struct {
 	x       *execgate.Executor
 	creds   atomic.Pointer[[]credential] // replaced whole by setServer
-	pending *pendingSet
+	pending approvalBook
 	log     *slog.Logger
 	mux     *http.ServeMux
 	anon    anonymousRefusals
@@ -491,8 +491,13 @@ func (a *api) callTool(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, err, slot, start)
 	case sub.Op == execgate.OpPropose:
 		ap := sub.Approval
-		if a.pending.add(ctx, ap) != nil {
+		if err := a.pending.Add(ctx, ap); err != nil {
 			a.reject(ctx, ap.ID)
+			var su *storeUnavailableError
+			if errors.As(err, &su) {
+				a.respond(w, http.StatusServiceUnavailable, callResponse{Error: storeRefusal(err, name)}, slot, start)
+				return
+			}
 			a.respond(w, http.StatusServiceUnavailable, callResponse{Error: &errorInfo{
 				Kind: execgate.ErrorKindStoreFull, Name: name, Status: http.StatusServiceUnavailable,
 				Message: fmt.Sprintf("execgate: %q needs a person's approval, and too many approvals are pending; nothing ran", name),
@@ -708,9 +713,17 @@ func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.authenticate(w, r, roleApprover); !ok {
 		return
 	}
+	list, err := a.pending.List(r.Context())
+	if err != nil {
+		e := storeRefusal(err, "")
+		writeJSON(w, e.Status, struct {
+			Error *errorInfo `json:"error"`
+		}{e})
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Approvals []execgate.Approval `json:"approvals"`
-	}{a.pending.list()})
+	}{list})
 }
 
 // decision is the body of POST /v1/approvals/{id}.
@@ -757,7 +770,7 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	errSelf := errors.New("self")
 	var fp string // the spec's fingerprint when taken, for the grant
-	ap, found, err := a.pending.take(id, d.Action == "approve", func(ap execgate.Approval) error {
+	ap, found, err := a.pending.Take(r.Context(), id, d.Action == "approve", func(ap execgate.Approval) error {
 		if ap.Principal == approver {
 			return errSelf
 		}
@@ -770,7 +783,11 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
+	var su *storeUnavailableError
 	switch {
+	case errors.As(err, &su):
+		a.deny(w, r, approver, storeRefusal(err, ""), "approval store unavailable")
+		return
 	case !found:
 		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindApproval, Reason: execgate.ReasonUnknown, Status: http.StatusNotFound,
 			Message: "no such pending approval: it was never issued here, was already decided, or expired"}, execgate.ReasonUnknown)
@@ -787,7 +804,12 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	settled := false
 	settle := func(state mcpserver.ApprovalState, res *execgate.Result, err error) {
 		settled = true
-		a.pending.settleBy(ap.ID, approver, state, res, err)
+		// The decision is recorded even when the request has gone.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Second)
+		defer cancel()
+		if serr := a.pending.Settle(ctx, ap.ID, approver, state, res, err); serr != nil {
+			a.log.Error("execgate: the decision on an approval could not be recorded in the approval store", "approval", ap.ID, "state", string(state), "error", serr)
+		}
 	}
 	defer func() {
 		if !settled {

@@ -400,7 +400,7 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 // the client's user first. stop ends the standalone streams; logger gets
 // the HTTP side's records, mcpLogger the MCP server's.
 func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logicalNames bool, logger, mcpLogger *slog.Logger) (*mcpHTTP, error) {
-	pending := g.pendingSet()
+	pending := g.book()
 	a, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: pending, ApprovalsOnly: true, Logger: logger, Grants: g.grants})
 	if err != nil {
 		return nil, err
@@ -414,7 +414,7 @@ func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logical
 		PrincipalFrom: tokenPrincipal,
 		Visible:       g.visible,
 		Approvals:     mode,
-		OnPending:     pending.add,
+		OnPending:     pending.Add,
 		// A held call waits for the approvers of the server section in
 		// force; while it lists none, one the client cannot put to its
 		// user is refused, not left pending for no one.

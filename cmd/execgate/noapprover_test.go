@@ -52,13 +52,13 @@ func TestMCPHTTP_HeldCallWithNoApproverIsRefused(t *testing.T) {
 	assert.Contains(t, st.Message, "nothing here can give one")
 	assert.Contains(t, st.Message, "server.approvers")
 	assert.Nil(t, st.Approval)
-	assert.Empty(t, f.h.api.pending.list(), "nothing is left pending")
+	assert.Empty(t, f.h.api.pending.(*pendingSet).list(), "nothing is left pending")
 
 	// A reload that lists approvers.
 	require.NoError(t, f.h.api.setServer(approversOf(t, mcpHTTPText(false))))
 	st = callStatus(t, callHTTP(t, cs, "deploy", `{"subcommand":"prod"}`))
 	assert.Equal(t, mcpserver.StatusPending, st.Status, st.Message)
-	assert.Len(t, f.h.api.pending.list(), 1)
+	assert.Len(t, f.h.api.pending.(*pendingSet).list(), 1)
 	assert.Zero(t, f.rec.Count())
 
 	e := newMCPHTTPFixture(t, withoutApprovers(t, mcpHTTPText(true)))

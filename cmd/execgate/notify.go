@@ -775,6 +775,16 @@ func (g *gate) pendingSet() *pendingSet {
 	return p
 }
 
+// book returns where g's server keeps the approvals it issues: the
+// PostgreSQL tables of server.approval_store, shared by every replica,
+// or a new pendingSet of this process. Either tells g's webhooks.
+func (g *gate) book() approvalBook {
+	if g.pg != nil {
+		return newPGBook(g.pg.states, g.notify)
+	}
+	return g.pendingSet()
+}
+
 // startNotify starts g's webhooks (server.notify) for a serve whose
 // approvals wait for approvers: --http, --mcp-http, or --approver-http
 // beside stdio. Over stdio alone no approval waits for approvers, so the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ func (a *api) approvalState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wait > 0 {
-		end, ok := a.pending.startWait(principal)
+		end, ok := a.pending.StartWait(principal)
 		if !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
 			a.deny(w, r, principal, &errorInfo{Kind: execgate.ErrorKindBusy, Reason: execgate.BusyPrincipal, Limit: maxWaitsPerPrincipal,
@@ -80,7 +81,11 @@ func (a *api) approvalState(w http.ResponseWriter, r *http.Request) {
 	}
 	c, _ := a.lookup(r)
 	approver := c != nil && c.role == roleApprover
-	v, found := a.pending.claim(r.Context(), r.PathValue("id"), principal, approver, wait)
+	v, found, err := a.pending.Look(r.Context(), r.PathValue("id"), principal, approver, wait)
+	if err != nil {
+		a.deny(w, r, principal, storeRefusal(err, ""), "approval store unavailable")
+		return
+	}
 	if found != claimFound {
 		reason := "unknown approval"
 		if found == claimOthers {
@@ -103,7 +108,11 @@ func (a *api) approvalState(w http.ResponseWriter, r *http.Request) {
 		// The Result did not leave: it was claimed for this answer
 		// only, so no other claim got it meanwhile, and the next one
 		// gets it.
-		a.pending.unclaim(v.ap.ID, v.result)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Second)
+		defer cancel()
+		if err := a.pending.Unclaim(ctx, v.ap.ID, v.result); err != nil {
+			a.log.Error("execgate: a Result whose answer did not leave could not be put back in the approval store", "approval", v.ap.ID, "error", err)
+		}
 	}
 }
 

@@ -281,7 +281,7 @@ func (c *cli) serveAPI(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		return c.fail(exitUsage, fmt.Errorf("%s: the server section lists no tokens, so no one could call the HTTP API; add server.tokens (execgate token makes one)", o.config))
 	}
 	warnNeverRun(ctx, logger, g, tokenAudience(srv, false))
-	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: g.pendingSet(), Logger: logger, Visible: g.visible, Grants: g.grants})
+	h, err := newAPI(apiOptions{Executor: g.x, Server: srv, Pending: g.book(), Logger: logger, Visible: g.visible, Grants: g.grants})
 	if err != nil {
 		return c.fail(exitUsage, err)
 	}
@@ -321,8 +321,8 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		if len(srv.Approvers) == 0 {
 			return c.fail(exitUsage, fmt.Errorf("%s: --approver-http needs approvers in the server section (execgate token makes a token)", o.config))
 		}
-		pending := g.pendingSet()
-		opts.OnPending = pending.add
+		pending := g.book()
+		opts.OnPending = pending.Add
 		// A retry of a held call learns its outcome (and waits for it
 		// up to server.approval_wait).
 		opts.Outcomes, opts.ApprovalWait = pending, srv.ApprovalWait

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/mcpserver"
+	"github.com/execgate/execgate/stores/pgstore"
+)
+
+// pgPollEvery is how often a look that waits for a decision reads the
+// approval again: a decision made by another replica reaches this one
+// through the database only.
+const pgPollEvery = 100 * time.Millisecond
+
+// pgOpenTimeout bounds connecting to the database and migrating its
+// tables when serve starts.
+const pgOpenTimeout = 30 * time.Second
+
+// storeUnavailableError is the refusal of a request that needs the
+// approval store when the store cannot be reached: nothing was stored
+// and nothing ran. Its message never holds the connection string.
+type storeUnavailableError struct {
+	// Op says what was asked of the store.
+	Op string
+	// Err is the database's error.
+	Err error
+}
+
+func (e *storeUnavailableError) Error() string {
+	return fmt.Sprintf("execgate: the approval store (PostgreSQL) cannot be reached to %s: nothing was stored and nothing ran; retry when the database is back", e.Op)
+}
+
+func (e *storeUnavailableError) Unwrap() error { return e.Err }
+
+// pgStore is the PostgreSQL side of a gate whose server section says
+// approval_store kind postgres: the pool, the Executor's ApprovalStore
+// and the book's table.
+type pgStore struct {
+	pool   *pgxpool.Pool
+	store  *pgstore.Store
+	states *pgstore.States
+}
+
+// openPGStore connects to the database whose connection string is in the
+// variable s names, creates or upgrades the tables (pgstore.Migrate and
+// pgstore.MigrateStates, both idempotent) and returns them. getenv reads
+// the variable; its value is never repeated in an error.
+func openPGStore(s config.ApprovalStore, getenv func(string) string) (*pgStore, error) {
+	where := fmt.Sprintf("server.approval_store (line %d)", s.Line)
+	dsn := getenv(s.DSNEnv)
+	if dsn == "" {
+		return nil, fmt.Errorf("%s: the variable %s that dsn_env names is not set or empty: set it to the PostgreSQL connection string in serve's environment", where, s.DSNEnv)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the value of %s is not a PostgreSQL connection string (URL or key=value form)", where, s.DSNEnv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpenTimeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: connecting to the database of %s: %w", where, s.DSNEnv, err)
+	}
+	p := &pgStore{pool: pool}
+	if err := p.migrate(ctx, s); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return p, nil
+}
+
+func (p *pgStore) migrate(ctx context.Context, s config.ApprovalStore) error {
+	if err := pgstore.Migrate(ctx, p.pool, s.Table); err != nil {
+		return err
+	}
+	if err := pgstore.MigrateStates(ctx, p.pool, s.Table); err != nil {
+		return err
+	}
+	var err error
+	if p.store, err = pgstore.New(ctx, p.pool, pgstore.Options{Table: s.Table, Capacity: maxPending}); err != nil {
+		return err
+	}
+	p.states, err = pgstore.NewStates(ctx, p.pool, s.Table)
+	return err
+}
+
+// Close closes the pool.
+func (p *pgStore) Close() { p.pool.Close() }
+
+// pgBook is the approvalBook of a gate whose approvals are in
+// PostgreSQL, shared by every replica on the same tables.
+type pgBook struct {
+	states *pgstore.States
+	now    func() time.Time
+	notify *notifier
+
+	mu    sync.Mutex
+	waits map[string]int
+}
+
+func newPGBook(states *pgstore.States, notify *notifier) *pgBook {
+	return &pgBook{states: states, now: time.Now, notify: notify, waits: make(map[string]int)}
+}
+
+var _ approvalBook = (*pgBook)(nil)
+
+// Add implements approvalBook.
+func (b *pgBook) Add(ctx context.Context, ap execgate.Approval) error {
+	switch err := b.states.Add(ctx, ap, b.now(), maxPending); {
+	case errors.Is(err, pgstore.ErrTooManyPending):
+		return errPendingFull
+	case err != nil:
+		return &storeUnavailableError{Op: "keep the approval for the approvers", Err: err}
+	}
+	b.notify.pending(ap)
+	return nil
+}
+
+// List implements approvalBook.
+func (b *pgBook) List(ctx context.Context) ([]execgate.Approval, error) {
+	out, err := b.states.List(ctx, b.now())
+	if err != nil {
+		return nil, &storeUnavailableError{Op: "list the pending approvals", Err: err}
+	}
+	return out, nil
+}
+
+// Take implements approvalBook.
+func (b *pgBook) Take(ctx context.Context, id string, approving bool, check func(execgate.Approval) error) (execgate.Approval, bool, error) {
+	state := ""
+	if approving {
+		state = string(mcpserver.ApprovalRunning)
+	}
+	var cerr error
+	ap, found, err := b.states.Take(ctx, id, b.now(), state, func(ap execgate.Approval) error {
+		cerr = check(ap)
+		return cerr
+	})
+	if err != nil && cerr == nil {
+		return execgate.Approval{}, false, &storeUnavailableError{Op: "take the approval to decide", Err: err}
+	}
+	return ap, found, err
+}
+
+// Settle implements approvalBook.
+func (b *pgBook) Settle(ctx context.Context, id, approver string, state mcpserver.ApprovalState, res *execgate.Result, err error) error {
+	var ae *execgate.ApprovalError
+	if state == mcpserver.ApprovalFailed && errors.As(err, &ae) && ae.Reason == execgate.ReasonExpired {
+		state, err = mcpserver.ApprovalExpired, nil
+	}
+	cur, ok, gerr := b.states.Get(ctx, id, b.now())
+	if gerr != nil {
+		return &storeUnavailableError{Op: "record the decision", Err: gerr}
+	}
+	if !ok || !cur.Finished.IsZero() {
+		return nil
+	}
+	st := pgstore.Settlement{State: string(state), At: b.now()}
+	if state == mcpserver.ApprovalApproved {
+		st.State = string(mcpserver.ApprovalDropped)
+		if res != nil {
+			st.TraceID = res.ID
+			if raw, merr := json.Marshal(res); merr == nil {
+				st.Result, st.ResultSize, st.State = raw, int64(len(raw)), string(state)
+			}
+		}
+	}
+	if err != nil {
+		st.Err = encodeRefusal(err)
+	}
+	settled, serr := b.states.Settle(ctx, id, st)
+	if serr != nil {
+		return &storeUnavailableError{Op: "record the decision", Err: serr}
+	}
+	if !settled {
+		return nil
+	}
+	b.notify.decided(cur.Approval, decisionNote{approver: approver, approve: cur.State == string(mcpserver.ApprovalRunning),
+		state: mcpserver.ApprovalState(st.State), at: st.At, res: res, err: err})
+	if berr := b.states.Bound(ctx, maxFinished, maxResultBytes); berr != nil {
+		return &storeUnavailableError{Op: "bound the outcomes kept", Err: berr}
+	}
+	return nil
+}
+
+// Look implements approvalBook. While the approval is open it reads it
+// again every pgPollEvery, up to wait.
+func (b *pgBook) Look(ctx context.Context, id, principal string, approver bool, wait time.Duration) (approvalView, claimAnswer, error) {
+	unavailable := func(err error) (approvalView, claimAnswer, error) {
+		return approvalView{}, 0, &storeUnavailableError{Op: "read the approval", Err: err}
+	}
+	e, ok, err := b.states.Get(ctx, id, b.now())
+	switch {
+	case err != nil:
+		return unavailable(err)
+	case !ok:
+		return approvalView{}, claimUnknown, nil
+	case e.Approval.Principal != principal && !approver:
+		return approvalView{}, claimOthers, nil
+	}
+	for deadline := time.Now().Add(wait); e.Finished.IsZero() && ctx.Err() == nil && time.Now().Before(deadline); {
+		await(ctx, nil, min(pgPollEvery, time.Until(deadline)))
+		if ctx.Err() != nil {
+			break
+		}
+		if e, ok, err = b.states.Get(ctx, id, b.now()); err != nil {
+			return unavailable(err)
+		} else if !ok {
+			return approvalView{}, claimUnknown, nil
+		}
+	}
+	v := pgViewOf(e)
+	if e.Approval.Principal == principal && v.state == mcpserver.ApprovalApproved && ctx.Err() == nil {
+		raw, got, err := b.states.Claim(ctx, id, principal)
+		if err != nil {
+			return unavailable(err)
+		}
+		if !got {
+			// Another look claimed it meanwhile.
+			v.state = mcpserver.ApprovalClaimed
+			return v, claimFound, nil
+		}
+		// The answer that carries the Result reads approved, as the
+		// memory book's does; every later one reads claimed.
+		if raw != nil {
+			var res execgate.Result
+			if json.Unmarshal(raw, &res) == nil {
+				v.result = &res
+			}
+		}
+	}
+	return v, claimFound, nil
+}
+
+// pgViewOf is what a look reports of e.
+func pgViewOf(e pgstore.StateEntry) approvalView {
+	v := approvalView{ap: e.Approval, state: mcpserver.ApprovalState(e.State), traceID: e.TraceID, finished: e.Finished, forget: e.Forget}
+	if e.Err != nil {
+		v.err = decodeRefusal(e.Err)
+	}
+	return v
+}
+
+// Unclaim implements approvalBook.
+func (b *pgBook) Unclaim(ctx context.Context, id string, res *execgate.Result) error {
+	if res == nil {
+		return nil
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if err := b.states.Unclaim(ctx, id, raw); err != nil {
+		return &storeUnavailableError{Op: "put back the result", Err: err}
+	}
+	return nil
+}
+
+// StartWait implements approvalBook: the waits are counted in this
+// process, so a principal has maxWaitsPerPrincipal waits open on each
+// replica.
+func (b *pgBook) StartWait(principal string) (func(), bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.waits[principal] >= maxWaitsPerPrincipal {
+		return nil, false
+	}
+	b.waits[principal]++
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.waits[principal]--; b.waits[principal] <= 0 {
+			delete(b.waits, principal)
+		}
+	}, true
+}
+
+// Claim implements mcpserver.Outcomes. A store it cannot reach reads as
+// pending: the caller is told to ask again.
+func (b *pgBook) Claim(ctx context.Context, id, principal string, wait time.Duration) mcpserver.ApprovalOutcome {
+	v, found, err := b.Look(ctx, id, principal, false, wait)
+	switch {
+	case err != nil:
+		return mcpserver.ApprovalOutcome{State: mcpserver.ApprovalPending}
+	case found != claimFound:
+		return mcpserver.ApprovalOutcome{State: mcpserver.ApprovalUnknown}
+	}
+	return mcpserver.ApprovalOutcome{State: v.state, Result: v.result, Err: v.err}
+}
+
+// storedRefusal is a refusal as the book keeps it: enough to rebuild
+// the typed error its readers match with errors.As, never stdin or an
+// environment value (the gate's messages hold neither).
+type storedRefusal struct {
+	Kind    string           `json:"kind"`
+	Message string           `json:"message"`
+	Name    string           `json:"name,omitempty"`
+	ID      string           `json:"id,omitempty"`
+	Reason  string           `json:"reason,omitempty"`
+	Action  string           `json:"action,omitempty"`
+	Rule    string           `json:"rule,omitempty"`
+	Scope   string           `json:"scope,omitempty"`
+	Limit   int              `json:"limit,omitempty"`
+	Issues  []execgate.Issue `json:"issues,omitempty"`
+}
+
+// encodeRefusal keeps err as JSON.
+func encodeRefusal(err error) json.RawMessage {
+	r := storedRefusal{Kind: string(execgate.KindOf(err)), Message: err.Error()}
+	var (
+		nf *execgate.NotFoundError
+		ve *execgate.ValidationError
+		pe *execgate.PolicyError
+		ae *execgate.ApprovalError
+		be *execgate.BusyError
+	)
+	switch {
+	case errors.As(err, &nf):
+		r.Name = nf.Name
+	case errors.As(err, &ve):
+		r.Name, r.Issues = ve.Name, ve.Issues
+	case errors.As(err, &pe):
+		r.Name, r.Action, r.Rule = pe.Name, pe.Action, pe.Rule
+	case errors.As(err, &ae):
+		r.ID, r.Reason = ae.ID, ae.Reason
+	case errors.As(err, &be):
+		r.Name, r.Scope, r.Limit = be.Name, be.Scope, be.Limit
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// decodeRefusal rebuilds a refusal encodeRefusal kept, as the typed
+// error of its kind.
+func decodeRefusal(raw json.RawMessage) error {
+	var r storedRefusal
+	if json.Unmarshal(raw, &r) != nil {
+		return errors.New("execgate: the approved call did not run")
+	}
+	switch r.Kind {
+	case execgate.ErrorKindNotFound:
+		return &execgate.NotFoundError{Name: r.Name}
+	case execgate.ErrorKindValidation:
+		return &execgate.ValidationError{Name: r.Name, Issues: r.Issues}
+	case execgate.ErrorKindPolicy:
+		return &execgate.PolicyError{Name: r.Name, Action: r.Action, Rule: r.Rule}
+	case execgate.ErrorKindApproval:
+		return &execgate.ApprovalError{ID: r.ID, Reason: r.Reason}
+	case execgate.ErrorKindBusy:
+		return &execgate.BusyError{Name: r.Name, Scope: r.Scope, Limit: r.Limit}
+	case execgate.ErrorKindStoreFull:
+		return fmt.Errorf("%s: %w", r.Message, execgate.ErrStoreFull)
+	}
+	return errors.New(r.Message)
+}
+
+// approvalStoreOf opens the PostgreSQL side of srv's approval store, or
+// returns nil for the memory store.
+func approvalStoreOf(srv *config.Server) (*pgStore, error) {
+	if !srv.ApprovalStore.IsPostgres() {
+		return nil, nil
+	}
+	return openPGStore(srv.ApprovalStore, os.Getenv)
+}
+
+// storeRefusal is the refusal of a request the approval store could not
+// serve (503): err's message, which says nothing was stored or run, for
+// the command name, if any.
+func storeRefusal(err error, name string) *errorInfo {
+	return &errorInfo{Kind: execgate.ErrorKindInternal, Name: name, Status: http.StatusServiceUnavailable, Message: err.Error(), retryAfter: busyRetryAfter}
+}
+
+// storeRefusalOf returns the refusal of an Executor error that the
+// PostgreSQL approval store caused, or nil: a Propose whose record
+// could not be stored, an Execute or Reject whose record could not be
+// taken. Nothing ran.
+func storeRefusalOf(err error) *errorInfo {
+	var se *pgstore.StateError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	msg := "execgate: the approval store (PostgreSQL) cannot be reached: nothing ran; retry when the database is back"
+	if se.State != pgstore.NotApplied && se.Op != pgstore.OpSave {
+		msg = "execgate: the approval store (PostgreSQL) was lost while the approval was being taken: the call did not run, and, if the store took it, it can no longer run; ask for the call again"
+	}
+	return &errorInfo{Kind: execgate.ErrorKindInternal, Status: http.StatusServiceUnavailable, Message: msg, retryAfter: busyRetryAfter}
+}

@@ -1,0 +1,427 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/execgate/execgate"
+)
+
+// The states of an approval in a [States] table. They are the words the
+// execgate binary shows (its GET /v1/approvals/{id}); States gives
+// meaning to these four, and stores the others as it is handed them.
+const (
+	// StatePending is an approval no one has decided and that has not
+	// expired.
+	StatePending = "pending"
+	// StateApproved is an approved call whose Result waits for its
+	// proposer to claim it.
+	StateApproved = "approved"
+	// StateClaimed is an approved call whose Result its proposer got.
+	StateClaimed = "claimed"
+	// StateDropped is an approved call whose Result was not kept.
+	StateDropped = "dropped"
+	// StateExpired is an approval that expired undecided.
+	StateExpired = "expired"
+	// StateFailed is an approved call that did not run, or, for one an
+	// approver took and never settled, whose outcome is not known.
+	StateFailed = "failed"
+)
+
+// abandonedErr is the refusal kept for an approval whose approver took
+// it and never settled it (its process ended), in the form the execgate
+// binary keeps refusals.
+const abandonedErr = `{"kind":"internal","message":"execgate: the server that took this approval to run it stopped before recording the outcome: the call ran at most once, and the audit trail says whether it ran"}`
+
+// ErrTooManyPending is returned by [States.Add] when the table holds as
+// many open approvals as the limit it is given.
+var ErrTooManyPending = errors.New("pgstore: too many approvals are pending")
+
+// States keeps, beside a [Store]'s table, what a server shows of the
+// approvals it issued: the pending ones, for approvers to list and
+// decide, and what became of each (approved, rejected, expired, failed),
+// with the Result of an approved call until its proposer claims it. It
+// is safe for concurrent use by many goroutines and by many processes
+// whose States name the same table in the same database: each decision
+// is taken by one of them (see [States.Take]), each Result claimed by
+// one (see [States.Claim]).
+//
+// Its table is the Store's table name with "_states" appended, made by
+// [MigrateStates]. Every time it is given is the caller's clock; the
+// database's clock is never used.
+type States struct {
+	pool   *pgxpool.Pool
+	quoted string
+}
+
+// StateEntry is one approval of a [States] table and what became of it.
+type StateEntry struct {
+	// Approval is the approval as it was issued.
+	Approval execgate.Approval
+	// State is its state: [StatePending], a decision's, or the state
+	// handed to [States.Settle].
+	State string
+	// Taken reports that an approver took it to decide (see
+	// [States.Take]) and has not settled it yet.
+	Taken bool
+	// Result is the Result of an approved call as JSON, until it is
+	// claimed or dropped; nil otherwise.
+	Result json.RawMessage
+	// TraceID is the approved call's Result ID, kept after the claim.
+	TraceID string
+	// Err is, as JSON, why an approved call did not run; nil otherwise.
+	Err json.RawMessage
+	// Finished is when it was decided or expired, Forget when it is
+	// forgotten; both zero while it is open.
+	Finished, Forget time.Time
+}
+
+// statesTable returns the quoted name of the States table of table and
+// of its index.
+func statesTable(table string) (quoted, index string, err error) {
+	if _, err := parseTable(table); err != nil {
+		return "", "", err
+	}
+	if table == "" {
+		table = DefaultTable
+	}
+	schema, tbl, qualified := strings.Cut(table, ".")
+	if !qualified {
+		return pgx.Identifier{table + "_states"}.Sanitize(), pgx.Identifier{table + "_st_open_idx"}.Sanitize(), nil
+	}
+	return pgx.Identifier{schema, tbl + "_states"}.Sanitize(), pgx.Identifier{tbl + "_st_open_idx"}.Sanitize(), nil
+}
+
+// MigrateStates creates the States table of table (its name with
+// "_states" appended) if it does not exist. It is idempotent and safe to
+// run from many processes at once.
+func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error {
+	if pool == nil {
+		return errors.New("pgstore: MigrateStates needs a pool")
+	}
+	q, idx, err := statesTable(table)
+	if err != nil {
+		return err
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", q, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	for _, stmt := range []string{
+		fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, %d)`, lockClass, migrateLock),
+		`CREATE TABLE IF NOT EXISTS ` + q + ` (
+	id          text        PRIMARY KEY,
+	approval    json        NOT NULL,
+	principal   text        NOT NULL,
+	created_at  timestamptz NOT NULL,
+	expires_at  timestamptz NOT NULL,
+	state       text        NOT NULL,
+	taken       boolean     NOT NULL DEFAULT false,
+	result      json,
+	result_size bigint      NOT NULL DEFAULT 0,
+	trace_id    text        NOT NULL DEFAULT '',
+	err         json,
+	finished    timestamptz,
+	forget      timestamptz
+)`,
+		`CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + q + ` (finished, created_at)`,
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("pgstore: migrating %s: %w", q, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", q, err)
+	}
+	return nil
+}
+
+// NewStates returns the States of table in the database pool connects
+// to, checking that its table exists (create it with [MigrateStates]).
+// It does not own pool.
+func NewStates(ctx context.Context, pool *pgxpool.Pool, table string) (*States, error) {
+	if pool == nil {
+		return nil, errors.New("pgstore: NewStates needs a pool")
+	}
+	q, _, err := statesTable(table)
+	if err != nil {
+		return nil, err
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, q).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("pgstore: looking up table %s: %w", q, err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("pgstore: table %s does not exist; create it with MigrateStates", q)
+	}
+	return &States{pool: pool, quoted: q}, nil
+}
+
+// lifetimeSQL is how long an outcome is kept once decided or expired:
+// as long as the approval was valid.
+const lifetimeSQL = `(expires_at - created_at)`
+
+// Add keeps ap as pending, unless the table holds maxOpen approvals that
+// are neither decided nor expired at now, when it returns
+// [ErrTooManyPending]. Adds on one table are serialized by a
+// transaction-scoped advisory lock, so that the count and the insert see
+// the same table; an ID already there is left as it is.
+func (s *States) Add(ctx context.Context, ap execgate.Approval, now time.Time, maxOpen int) error {
+	b, err := json.Marshal(ap)
+	if err != nil {
+		return fmt.Errorf("pgstore: encoding approval %s: %w", ap.ID, err)
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2::text::regclass::oid::int4)`, lockClass, s.quoted); err != nil {
+			return err
+		}
+		if err := s.expire(ctx, tx, now); err != nil {
+			return err
+		}
+		var open int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+s.quoted+` WHERE finished IS NULL`).Scan(&open); err != nil {
+			return err
+		}
+		if open >= maxOpen {
+			return ErrTooManyPending
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO `+s.quoted+` (id, approval, principal, created_at, expires_at, state)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+			ap.ID, b, ap.Principal, ap.CreatedAt, ap.ExpiresAt, StatePending)
+		return err
+	})
+}
+
+// expire marks the open approvals no approver took whose time has
+// passed at now expired, marks failed those an approver took and did
+// not settle within the approval's lifetime after its expiry (no call
+// runs that long: its process ended), and deletes the outcomes whose
+// time has passed.
+func (s *States) expire(ctx context.Context, tx pgx.Tx, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, finished = expires_at, forget = expires_at + `+lifetimeSQL+`
+		WHERE finished IS NULL AND NOT taken AND expires_at <= $1`, now, StateExpired); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, err = $3::json, finished = $1, forget = $1::timestamptz + `+lifetimeSQL+`
+		WHERE finished IS NULL AND taken AND expires_at + `+lifetimeSQL+` <= $1`, now, StateFailed, abandonedErr); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM `+s.quoted+` WHERE forget <= $1`, now)
+	return err
+}
+
+// Expire marks the approvals that expired undecided at now expired and
+// forgets the outcomes whose time has passed.
+func (s *States) Expire(ctx context.Context, now time.Time) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.expire(ctx, tx, now) })
+}
+
+// List returns the approvals that wait for a decision at now, oldest
+// first: open, taken by no approver, not expired.
+func (s *States) List(ctx context.Context, now time.Time) ([]execgate.Approval, error) {
+	if err := s.Expire(ctx, now); err != nil {
+		return nil, fmt.Errorf("pgstore: listing approvals: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT approval FROM `+s.quoted+`
+		WHERE finished IS NULL AND NOT taken AND expires_at > $1 ORDER BY created_at, id`, now)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: listing approvals: %w", err)
+	}
+	out := []execgate.Approval{}
+	for rows.Next() {
+		var raw []byte
+		var ap execgate.Approval
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("pgstore: listing approvals: %w", err)
+		}
+		if err := json.Unmarshal(raw, &ap); err != nil {
+			return nil, fmt.Errorf("pgstore: listing approvals: %w", err)
+		}
+		out = append(out, ap)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: listing approvals: %w", err)
+	}
+	return out, nil
+}
+
+// Take hands the pending approval with the given ID to one approver, if
+// check accepts it, marking it taken and giving it state when state is
+// not "": exactly one caller of any process gets it. It reports false
+// when no such approval is pending at now. An error from check leaves it
+// pending and is returned.
+//
+// Take's SELECT ... FOR UPDATE locks the approval's row until its
+// transaction ends; a concurrent Take of the same ID waits for that lock
+// and, under READ COMMITTED, evaluates its condition again on the row as
+// the winner left it, taken, and finds nothing.
+func (s *States) Take(ctx context.Context, id string, now time.Time, state string, check func(execgate.Approval) error) (execgate.Approval, bool, error) {
+	var (
+		ap    execgate.Approval
+		found bool
+		cerr  error
+	)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		found, cerr = false, nil
+		var raw []byte
+		err := tx.QueryRow(ctx, `SELECT approval FROM `+s.quoted+`
+			WHERE id = $1 AND finished IS NULL AND NOT taken AND expires_at > $2 FOR UPDATE`, id, now).Scan(&raw)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &ap); err != nil {
+			return err
+		}
+		found = true
+		if cerr = check(ap); cerr != nil {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `UPDATE `+s.quoted+` SET taken = true, state = CASE WHEN $2 = '' THEN state ELSE $2 END WHERE id = $1`, id, state)
+		return err
+	})
+	if err != nil {
+		return execgate.Approval{}, false, fmt.Errorf("pgstore: taking approval %s: %w", id, err)
+	}
+	if !found || cerr != nil {
+		return execgate.Approval{}, found, cerr
+	}
+	return ap, true, nil
+}
+
+// Settlement is the decision on an approval, for [States.Settle].
+type Settlement struct {
+	// State is what became of it.
+	State string
+	// Result is an approved call's Result as JSON, nil for none;
+	// ResultSize is counted against the bound of [States.Bound].
+	Result     json.RawMessage
+	ResultSize int64
+	// TraceID is the approved call's Result ID.
+	TraceID string
+	// Err is why an approved call did not run, as JSON; nil for none.
+	Err json.RawMessage
+	// At is when it was decided.
+	At time.Time
+}
+
+// Settle records the decision on the open approval with the given ID
+// and reports whether it was open. The UPDATE locks the row; an
+// approval already settled is left as it is.
+func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, error) {
+	var res, e any
+	if st.Result != nil {
+		res = []byte(st.Result)
+	}
+	if st.Err != nil {
+		e = []byte(st.Err)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, result = $3::json, result_size = $4,
+		trace_id = $5, err = $6::json, finished = $7, forget = $7::timestamptz + `+lifetimeSQL+`
+		WHERE id = $1 AND finished IS NULL`, id, st.State, res, st.ResultSize, st.TraceID, e, st.At)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: settling approval %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Get returns the approval with the given ID and what became of it, or
+// false when the table does not hold it at now.
+func (s *States) Get(ctx context.Context, id string, now time.Time) (StateEntry, bool, error) {
+	if err := s.Expire(ctx, now); err != nil {
+		return StateEntry{}, false, fmt.Errorf("pgstore: reading approval %s: %w", id, err)
+	}
+	var (
+		e                StateEntry
+		raw              []byte
+		finished, forget *time.Time
+	)
+	err := s.pool.QueryRow(ctx, `SELECT approval, state, taken, result, trace_id, err, finished, forget FROM `+s.quoted+` WHERE id = $1`, id).
+		Scan(&raw, &e.State, &e.Taken, &e.Result, &e.TraceID, &e.Err, &finished, &forget)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return StateEntry{}, false, nil
+	}
+	if err != nil {
+		return StateEntry{}, false, fmt.Errorf("pgstore: reading approval %s: %w", id, err)
+	}
+	if err := json.Unmarshal(raw, &e.Approval); err != nil {
+		return StateEntry{}, false, fmt.Errorf("pgstore: reading approval %s: %w", id, err)
+	}
+	if finished != nil {
+		e.Finished = *finished
+	}
+	if forget != nil {
+		e.Forget = *forget
+	}
+	return e, true, nil
+}
+
+// Claim hands out the Result of the approved call with the given ID to
+// its proposer, principal, once: the approval becomes [StateClaimed]
+// and its Result is cleared in the same UPDATE, whose row lock lets one
+// claim of any process have it. It reports false when the approval is
+// not approved, or not principal's.
+func (s *States) Claim(ctx context.Context, id, principal string) (json.RawMessage, bool, error) {
+	var res json.RawMessage
+	err := s.pool.QueryRow(ctx, `UPDATE `+s.quoted+` AS t SET state = $3, result = NULL, result_size = 0
+		FROM (SELECT id, result FROM `+s.quoted+` WHERE id = $1 AND principal = $2 AND state = $4 FOR UPDATE) AS old
+		WHERE t.id = old.id RETURNING old.result`, id, principal, StateClaimed, StateApproved).Scan(&res)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("pgstore: claiming approval %s: %w", id, err)
+	}
+	return res, true, nil
+}
+
+// Unclaim puts back the Result a claim got, when it could not be handed
+// to the claimer: the next claim gets it. It does nothing unless the
+// approval reads as claimed with no Result.
+func (s *States) Unclaim(ctx context.Context, id string, result json.RawMessage) error {
+	_, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, result = $3::json, result_size = $4
+		WHERE id = $1 AND state = $5 AND result IS NULL`, id, StateApproved, []byte(result), int64(len(result)), StateClaimed)
+	if err != nil {
+		return fmt.Errorf("pgstore: putting back the result of approval %s: %w", id, err)
+	}
+	return nil
+}
+
+// Bound keeps at most maxFinished outcomes, forgetting the oldest by
+// when they were decided, and at most maxResultBytes of Results,
+// dropping the Results of the oldest ([StateDropped]).
+func (s *States) Bound(ctx context.Context, maxFinished int, maxResultBytes int64) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+s.quoted+` WHERE id IN (
+			SELECT id FROM `+s.quoted+` WHERE finished IS NOT NULL ORDER BY finished DESC, id DESC OFFSET $1)`, maxFinished); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, result = NULL, result_size = 0 WHERE id IN (
+			SELECT id FROM (SELECT id, sum(result_size) OVER (ORDER BY finished DESC, id DESC) AS acc
+				FROM `+s.quoted+` WHERE result IS NOT NULL) AS r WHERE acc > $1)`, maxResultBytes, StateDropped)
+		return err
+	})
+}
+
+// inTx runs f in a transaction, committing when it returns nil.
+func (s *States) inTx(ctx context.Context, f func(pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
