@@ -197,6 +197,9 @@ func (r *reloader) restartNeeded(old, next *config.Server) {
 	if old.MaxQueueWait != next.MaxQueueWait {
 		keys = append(keys, "max_queue_wait")
 	}
+	if a, b := old.ApprovalStore, next.ApprovalStore; a.Kind != b.Kind || a.DSNEnv != b.DSNEnv || a.Table != b.Table {
+		keys = append(keys, "approval_store")
+	}
 	if r.mcp != nil && !r.fixedPrincipal && !r.mcpHTTP && old.Principal != next.Principal {
 		keys = append(keys, "principal")
 	}
