@@ -319,12 +319,7 @@ type StdinSpec struct {
 // [NewAllowlist] refuse the spec with a [*ConfigError]. Flags copies spec;
 // changing it afterwards changes nothing.
 func Flags(spec FlagSpec) ArgsSchema {
-	s := &flagsSchema{}
+	s := &flagsSchema{schema: &schemaText{}}
 	s.err = s.compile(copyFlagSpec(spec))
-	if s.err != nil {
-		s.schema = flagsRefuseAllSchema
-		return s
-	}
-	s.schema = s.buildJSONSchema()
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/execgate/execgate/internal/inputrules"
 	"github.com/execgate/execgate/internal/pattern"
@@ -22,12 +23,23 @@ type flagsSchema struct {
 	dir      string               // the working directory path rules are bound to; "" before bindDir
 	stdinMax int                  // 0: stdin refused
 	err      error                // construction mistake, reported by check
-	schema   json.RawMessage
+	schema   *schemaText          // built on first use, see JSONSchema
 }
 
-// flagRule is a checked Flag with what matching needs.
+// schemaText is the JSON Schema of a flagsSchema, built the first time
+// it is asked for: a configuration of thousands of tools loads without
+// the text of any, and a program that never lists its tools (an
+// executor behind its own API) never builds one.
+type schemaText struct {
+	once sync.Once
+	raw  json.RawMessage
+}
+
+// flagRule is a checked Flag with what matching needs. The Flag is the
+// schema's own copy (an element of flagsSchema.spec.Flags, or a value's
+// own), shared rather than copied again, and never changed.
 type flagRule struct {
-	Flag
+	*Flag
 	canon string           // the one emitted spelling
 	max   int              // occurrences allowed, at least 1
 	re    *pattern.Matcher // full-match form of Pattern, or nil
@@ -125,7 +137,7 @@ func (s *flagsSchema) compileFlags(flags []Flag) error {
 	s.long = make(map[string]*flagRule)
 	s.single = make(map[string]*flagRule)
 	for i := range flags {
-		r, err := compileFlag(flags[i])
+		r, err := compileFlag(&flags[i])
 		if err != nil {
 			if flags[i].Name != "" && validFlagName(flags[i].Name) {
 				return fmt.Errorf("flag %q: %v", flags[i].Name, err)
@@ -188,7 +200,8 @@ func (s *flagsSchema) compilePositionals(p Positionals) error {
 	return nil
 }
 
-func compileFlag(f Flag) (*flagRule, error) {
+// compileFlag checks f and returns its rule, which refers to f.
+func compileFlag(f *Flag) (*flagRule, error) {
 	if f.Values != nil {
 		return compileMultiFlag(f)
 	}
@@ -259,7 +272,7 @@ func compileFlag(f Flag) (*flagRule, error) {
 
 // compileMultiFlag compiles a flag that takes several values: the flag
 // itself as a boolean one, and each value as a rule of its own.
-func compileMultiFlag(f Flag) (*flagRule, error) {
+func compileMultiFlag(f *Flag) (*flagRule, error) {
 	switch {
 	case len(f.Values) == 0:
 		return nil, errors.New("Values is empty: leave it nil for a flag of one value or none")
@@ -274,13 +287,13 @@ func compileMultiFlag(f Flag) (*flagRule, error) {
 	case f.Separate:
 		return nil, errors.New("Separate does not apply to a flag with Values: its values are separate arguments already")
 	}
-	base := f
+	base := *f
 	base.Values = nil
-	r, err := compileFlag(base)
+	r, err := compileFlag(&base)
 	if err != nil {
 		return nil, err
 	}
-	r.Values = f.Values
+	r.Flag = f // checked without its values, which are checked below
 	seen := make(map[string]bool, len(f.Values))
 	for i, v := range f.Values {
 		switch {
@@ -292,7 +305,7 @@ func compileMultiFlag(f Flag) (*flagRule, error) {
 			return nil, fmt.Errorf("value %q: Value must be a kind that takes a value, not none", v.Name)
 		}
 		seen[v.Name] = true
-		vr, err := compileFlag(Flag{Name: f.Name, SingleDash: f.SingleDash, Value: v.Value,
+		vr, err := compileFlag(&Flag{Name: f.Name, SingleDash: f.SingleDash, Value: v.Value,
 			Min: v.Min, Max: v.Max, Enum: v.Enum, Pattern: v.Pattern, Path: v.Path})
 		if err != nil {
 			return nil, fmt.Errorf("value %q: %v", v.Name, err)
@@ -327,11 +340,21 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 	}
 	c := *s
 	c.dir = dir
+	c.schema = &schemaText{}
+	if !s.hasPathRule() {
+		// Nothing to bind but the positionals: the rules and their
+		// maps, immutable after Flags, are shared with s.
+		return c.bindPositionals(dir)
+	}
 	c.rules = make([]*flagRule, len(s.rules))
 	c.byName = make(map[string]*flagRule, len(s.byName))
 	c.long = make(map[string]*flagRule, len(s.long))
 	c.single = make(map[string]*flagRule, len(s.single))
 	for i, r := range s.rules {
+		if !r.hasPathRule() {
+			c.rules[i] = r
+			continue
+		}
 		nr := *r
 		if r.Value == ValuePath {
 			rule := PathRule{}
@@ -373,13 +396,42 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 	for k, r := range s.single {
 		c.single[k] = c.rules[r.index]
 	}
+	return c.bindPositionals(dir)
+}
+
+// hasPathRule reports whether a flag of s, or a value of one, takes a
+// path, which bindDir must bind.
+func (s *flagsSchema) hasPathRule() bool {
+	for _, r := range s.rules {
+		if r.hasPathRule() {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPathRule reports whether r, or one of its values, takes a path.
+func (r *flagRule) hasPathRule() bool {
+	if r.Value == ValuePath {
+		return true
+	}
+	for _, v := range r.values {
+		if v.Value == ValuePath {
+			return true
+		}
+	}
+	return false
+}
+
+// bindPositionals binds the path rule of the positionals of s, a copy
+// bindDir made, to dir, and returns s.
+func (s *flagsSchema) bindPositionals(dir string) (ArgsSchema, error) {
 	if p := s.spec.Positionals.Path; p != nil {
 		b, err := bindPath(*p, dir)
 		if err != nil {
 			return nil, fmt.Errorf("Positionals.Path: %v", err)
 		}
-		c.posPath = b
+		s.posPath = b
 	}
-	c.schema = c.buildJSONSchema()
-	return &c, nil
+	return s, nil
 }

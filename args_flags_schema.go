@@ -13,8 +13,15 @@ import (
 // which accepts nothing.
 var flagsRefuseAllSchema = json.RawMessage(`{"type":"object","not":{}}`)
 
-// JSONSchema implements [ArgsSchema]. The bytes are computed once, by [Flags].
-func (s *flagsSchema) JSONSchema() json.RawMessage { return s.schema }
+// JSONSchema implements [ArgsSchema]. The bytes are computed once, on the
+// first call, and the same bytes are returned to every later one.
+func (s *flagsSchema) JSONSchema() json.RawMessage {
+	if s.err != nil {
+		return flagsRefuseAllSchema
+	}
+	s.schema.once.Do(func() { s.schema.raw = s.buildJSONSchema() })
+	return s.schema.raw
+}
 
 // flagSchemaNode is one JSON Schema object. Its fields are written in this
 // order, which keeps the bytes deterministic.

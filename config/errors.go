@@ -105,8 +105,8 @@ type problems struct {
 	file    string
 	list    ErrorList
 	dropped int
-	origins map[*yaml.Node]string // nodes of an expanded profile: "in profile ..., line N: "
-	warned  []Warning             // found while checking, reported with Loaded.Warnings
+	origins map[*yaml.Node]nodeOrigin // nodes of an expanded profile, see origin
+	warned  []Warning                 // found while checking, reported with Loaded.Warnings
 }
 
 // at records a problem at line and column.

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -71,12 +72,11 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		d.add(profileValue(n), pn, "no profile %s; the profiles are %s", quote(name), strings.Join(profiles.Names(), ", "))
 		return nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+	entry := parsedProfile(name, data)
+	if entry == nil {
 		d.add(profileValue(n), pn, "profile %s does not parse as a tools entry", quote(name))
 		return nil
 	}
-	entry := doc.Content[0]
 	// The entry's own keys are the file's, at the file's lines: a problem
 	// found in one of them names the profile they override.
 	for i := 0; i+1 < len(overrides); i += 2 {
@@ -118,6 +118,59 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		readWorkingDir(entry, dir)
 	}
 	return entry
+}
+
+// parsedProfiles holds each profile's entry, parsed once: the profiles
+// are embedded and never change, and a configuration may name the same
+// one thousands of times. Each use gets its own copy of the nodes (which
+// fromProfile changes); the strings, which nothing changes, are shared.
+var parsedProfiles sync.Map // profile name -> *yaml.Node, or nil when it is parsed at each use
+
+// parsedProfile returns the tools entry the profile called name, whose
+// text is data, holds, as nodes of the caller's own, or nil when it does
+// not parse as one.
+func parsedProfile(name string, data []byte) *yaml.Node {
+	if v, ok := parsedProfiles.Load(name); ok && v.(*yaml.Node) != nil {
+		return copyNode(v.(*yaml.Node))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	entry := doc.Content[0]
+	if hasAlias(entry) {
+		// An alias shares its anchor's node, which a copy would not.
+		parsedProfiles.Store(name, (*yaml.Node)(nil))
+		return entry
+	}
+	parsedProfiles.LoadOrStore(name, copyNode(entry))
+	return entry
+}
+
+// hasAlias reports whether the tree n holds an alias.
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode || n.Alias != nil {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAlias(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// copyNode returns a copy of the tree n, which holds no alias: new nodes,
+// the same strings.
+func copyNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, k := range n.Content {
+			c.Content[i] = copyNode(k)
+		}
+	}
+	return &c
 }
 
 // workingDirProblem says why w cannot be a tool's working_dir, or "".

@@ -74,7 +74,7 @@ func siteMarks(n *yaml.Node) []string {
 	seen := map[string]bool{}
 	var walk func(*yaml.Node)
 	walk = func(n *yaml.Node) {
-		if n.Kind == yaml.ScalarNode {
+		if n.Kind == yaml.ScalarNode && hasSiteMark(n.Value) {
 			for _, m := range siteMark.FindAllStringSubmatch(n.Value, -1) {
 				seen[m[1]] = true
 			}
@@ -153,6 +153,20 @@ func (d *decoder) siteValues(name string, marks []string, pairs []*yaml.Node, en
 	return vals, ok
 }
 
+// hasSiteMark reports whether s may hold a site-value mark: most of a
+// profile's strings do not, and are then left as they are, neither
+// searched nor copied.
+func hasSiteMark(s string) bool { return strings.Contains(s, "${") }
+
+// siteMarkIn returns the first site-value mark in s and its name, as
+// siteMark.FindStringSubmatch does, or nil.
+func siteMarkIn(s string) []string {
+	if !hasSiteMark(s) {
+		return nil
+	}
+	return siteMark.FindStringSubmatch(s)
+}
+
 // fillSite puts the site values in vals in place of their marks in the
 // profile entry n:
 //
@@ -174,7 +188,7 @@ func fillSite(n *yaml.Node, vals map[string][]string) {
 	case yaml.SequenceNode:
 		var out []*yaml.Node
 		for _, c := range n.Content {
-			if m := siteMark.FindStringSubmatch(c.Value); c.Kind == yaml.ScalarNode && m != nil && m[0] == c.Value {
+			if m := siteMarkIn(c.Value); c.Kind == yaml.ScalarNode && m != nil && m[0] == c.Value {
 				for _, v := range vals[m[1]] {
 					e := *c
 					e.Value = v
@@ -190,12 +204,18 @@ func fillSite(n *yaml.Node, vals map[string][]string) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Value == "description" && v.Kind == yaml.ScalarNode {
+				if !hasSiteMark(v.Value) {
+					continue
+				}
 				v.Value = siteMark.ReplaceAllStringFunc(v.Value, func(m string) string {
 					return strings.Join(vals[siteMark.FindStringSubmatch(m)[1]], ", ")
 				})
 				continue
 			}
 			if k.Value == "pattern" && v.Kind == yaml.ScalarNode {
+				if !hasSiteMark(v.Value) {
+					continue
+				}
 				v.Value = siteMark.ReplaceAllStringFunc(v.Value, func(m string) string {
 					vs := vals[siteMark.FindStringSubmatch(m)[1]]
 					q := make([]string, len(vs))
@@ -212,6 +232,9 @@ func fillSite(n *yaml.Node, vals map[string][]string) {
 			fillSite(v, vals)
 		}
 	case yaml.ScalarNode:
+		if !hasSiteMark(n.Value) {
+			return
+		}
 		n.Value = siteMark.ReplaceAllStringFunc(n.Value, func(m string) string {
 			if vs := vals[siteMark.FindStringSubmatch(m)[1]]; len(vs) > 0 {
 				return vs[0]
@@ -281,9 +304,9 @@ func expandMarks(s string, vals map[string][]string) []string {
 // profile and its line (see [problems.origin]).
 func (p *problems) markProfile(n *yaml.Node, name string) {
 	if p.origins == nil {
-		p.origins = map[*yaml.Node]string{}
+		p.origins = map[*yaml.Node]nodeOrigin{}
 	}
-	p.origins[n] = fmt.Sprintf("in profile %s, line %d: ", quote(name), n.Line)
+	p.origins[n] = nodeOrigin{profile: name, line: n.Line}
 	for _, c := range n.Content {
 		p.markProfile(c, name)
 	}
@@ -296,12 +319,20 @@ func (p *problems) markProfile(n *yaml.Node, name string) {
 // name is all the message lacks.
 func (p *problems) markOverride(n *yaml.Node, name string) {
 	if p.origins == nil {
-		p.origins = map[*yaml.Node]string{}
+		p.origins = map[*yaml.Node]nodeOrigin{}
 	}
-	p.origins[n] = fmt.Sprintf("profile %s: ", quote(name))
+	p.origins[n] = nodeOrigin{profile: name, line: -1}
 	for _, c := range n.Content {
 		p.markOverride(c, name)
 	}
+}
+
+// nodeOrigin is where a node of an expanded profile comes from: the
+// profile, and its line there, or -1 for a node the file wrote over it.
+// The message prefix is only written for a node a problem is found in.
+type nodeOrigin struct {
+	profile string
+	line    int
 }
 
 // origin returns the prefix naming the profile node n came from, or "".
@@ -309,7 +340,14 @@ func (p *problems) origin(n *yaml.Node) string {
 	if n == nil {
 		return ""
 	}
-	return p.origins[n]
+	o, ok := p.origins[n]
+	switch {
+	case !ok:
+		return ""
+	case o.line < 0:
+		return fmt.Sprintf("profile %s: ", quote(o.profile))
+	}
+	return fmt.Sprintf("in profile %s, line %d: ", quote(o.profile), o.line)
 }
 
 func isSiteKey(key string) bool {
