@@ -19,6 +19,7 @@ import (
 	"github.com/execgate/execgate/audit"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/mcpserver"
+	"github.com/execgate/execgate/stores/pgstore"
 )
 
 // loadError reports a configuration that does not load: every problem of
@@ -316,8 +317,9 @@ func reportCollisions(w io.Writer, list toolList) {
 
 var auditCmd = &command{
 	name:    "audit",
-	summary: "verify a hash-chained audit file (audit verify FILE)",
+	summary: "verify a hash-chained audit file or table (audit verify FILE)",
 	usage: `Usage: execgate audit verify FILE
+       execgate audit verify --dsn-env NAME [--table T]
 
 Verify checks every line of an audit file written with --audit: its own
 hash, its sequence number, and the hash of the line before it. On
@@ -333,12 +335,38 @@ the call has not ended yet. Its process may have run to its end; the
 trail does not say how. Such calls do not make the chain broken. Those
 before the first broken line are listed for a broken chain too.
 
+With --dsn-env it checks instead the PostgreSQL audit table T (default
+execgate_audit) that replicas append to as one chain, in the database
+whose connection string is in the environment variable NAME (the string
+itself is never taken from the command line, nor printed): each row's
+line as a line of a file, and each row's seq, prev_sha256 and
+line_sha256 columns. It prints the same lines, labeled "table T"; the
+first broken or missing entry is named by its seq.
+
 Exit codes: 0 the chain is intact; 1 it is broken (the first broken line
 and what is wrong are printed on stderr); 2 usage error or the file
-cannot be read.
+(or table) cannot be read.
 `,
 	setup: func(fs *flag.FlagSet) func(*cli, context.Context, []string) int {
-		return func(c *cli, _ context.Context, args []string) int {
+		dsnEnv := fs.String("dsn-env", "", "verify the PostgreSQL audit table in the database whose connection string is in the environment variable `NAME`")
+		table := fs.String("table", "", "the audit table `T` to verify with --dsn-env (default "+pgstore.DefaultAuditTable+")")
+		return func(c *cli, ctx context.Context, args []string) int {
+			if len(args) > 0 && args[0] == "verify" {
+				// The flags may also follow "verify".
+				if code := c.parse(c.cmd, fs, args[1:]); code >= 0 {
+					return code
+				}
+				args = append([]string{"verify"}, fs.Args()...)
+			}
+			if *dsnEnv != "" {
+				if len(args) != 1 || args[0] != "verify" {
+					return c.usageError("want: audit verify --dsn-env NAME [--table T], with no FILE")
+				}
+				return verifyPGAudit(c, ctx, *dsnEnv, *table)
+			}
+			if *table != "" {
+				return c.usageError("--table needs --dsn-env")
+			}
 			if len(args) != 2 || args[0] != "verify" {
 				return c.usageError("want: audit verify FILE")
 			}
