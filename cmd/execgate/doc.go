@@ -381,7 +381,8 @@
 // first, and at most 64 MiB of Results (each counted as its JSON), the
 // oldest Results dropped first (their approvals read as dropped); a
 // Result larger than that alone is not kept. A restart forgets them all,
-// with the pending approvals.
+// with the pending approvals, unless they are in PostgreSQL (see
+// "Approvals on PostgreSQL").
 //
 // Error kinds and their statuses. The kinds are the gate's
 // (execgate.ErrorKind): an MCP client, execgate run, explain and the audit
@@ -409,7 +410,11 @@
 //	busy             429, 503  a concurrency bound was reached (reason, limit);
 //	                      nothing ran
 //	audit            503  the audit file cannot record
-//	store_full       503  too many approvals are pending
+//	store_full       429, 503  too many approvals are pending: 429 with
+//	                      reason principal and the limit when the caller
+//	                      holds its own quota of the approval store
+//	                      (server.max_pending_per_principal,
+//	                      server.max_pending_bytes_per_principal)
 //	internal         500  anything else; logged on stderr
 //
 // serve runs at most server.max_concurrent commands at once, and at most
@@ -439,6 +444,38 @@
 // no server-side support for them, so serve declares no tasks capability
 // and answers a call when its command ends, with progress meanwhile.
 // Tasks are to be reconsidered when the SDK implements them.
+//
+// # Approvals on PostgreSQL
+//
+// By default the approvals serve issues, the decisions and the Results
+// of approved calls are in its memory: a restart loses them, and another
+// serve cannot see them. With
+//
+//	server:
+//	  approval_store: {kind: postgres, dsn_env: EXECGATE_PG_DSN, table: execgate_approvals}
+//
+// they are in PostgreSQL, in the database whose connection string is in
+// the variable dsn_env names (never in the file), and every serve on the
+// same database and table shares them: an approval proposed through one
+// is listed, approved or rejected through any, and its Result is fetched
+// by its proposer through any, once. serve creates the tables at start
+// (table, table_spent and table_states; stores/pgstore's Migrate and
+// MigrateStates) and does not start when the variable is unset or the
+// database cannot be reached. While it cannot reach the database, a call
+// held for approval, a decision, GET /v1/approvals and a proposer's poll
+// are refused with 503 and a message that says the approval store cannot
+// be reached and nothing ran; calls the policy allows run as usual. A
+// wait (?wait=) reads the approval again every 100 ms.
+//
+// Per replica, not shared: rate limits and loop detection (N replicas
+// give a principal up to N times per_minute, burst and budget; divide
+// them by N to hold a principal to a total), the concurrency bounds, the
+// 8 waits per principal, the grants given with approvals, and the
+// webhooks' queues (each replica tells of what it saw). An approval whose
+// replica was killed while it ran the call reads running, and failed
+// once its lifetime has passed again after its expiry: it ran at most
+// once, and the audit trail says whether. A reload does not change the
+// store; a changed approval_store waits for a restart.
 //
 // # Grants
 //

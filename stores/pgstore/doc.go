@@ -313,6 +313,33 @@
 // database must keep text as UTF8 (NewAuditor checks), so that each line
 // is kept byte for byte.
 //
+// # What a server shows: States
+//
+// [States] keeps, in the table named after the Store's with "_states"
+// appended (made by [MigrateStates], idempotent), what a server shows of
+// its approvals: the pending ones for approvers, and what became of each,
+// with an approved call's Result until its proposer claims it. The
+// execgate binary uses it so that several serve replicas on one database
+// share approvals. Each operation runs at READ COMMITTED, and its
+// one-winner guarantees rest on row locks:
+//
+//   - [States.Add] holds the table's advisory lock (as Save does) while it
+//     counts the open approvals and inserts.
+//   - [States.Take] locks the approval's row with SELECT ... FOR UPDATE
+//     and marks it taken; a concurrent Take waits for the lock, then
+//     evaluates its condition again on the committed row and finds it
+//     taken.
+//   - [States.Settle] and [States.Unclaim] are one UPDATE each, on an
+//     open, or claimed, row only.
+//   - [States.Claim] is one UPDATE ... FROM (SELECT ... FOR UPDATE) that
+//     reads and clears the Result, so one claim gets it.
+//
+// Whether the call runs is never decided here: the Executor takes the
+// record from the Store (one DELETE) before it starts the process. An
+// approval taken and never settled, because its server's process ended,
+// reads [StateFailed] once its lifetime has passed again after its
+// expiry.
+//
 // # Testing
 //
 // The package's tests, and execgatetest.TestApprovalStore through them,

@@ -1,0 +1,161 @@
+package pgstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/stores/pgstore"
+)
+
+// newStates returns the States of a table of the test's own, dropped
+// when the test ends.
+func newStates(t *testing.T) *pgstore.States {
+	t.Helper()
+	pool := newPool(t, nil)
+	table := newTable(t)
+	ctx := context.Background()
+	for range 2 {
+		if err := pgstore.MigrateStates(ctx, pool, table); err != nil {
+			t.Fatalf("MigrateStates (twice: it is idempotent): %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		if _, err := pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{table + "_states"}.Sanitize()); err != nil {
+			t.Errorf("dropping: %v", err)
+		}
+	})
+	s, err := pgstore.NewStates(ctx, pool, table)
+	if err != nil {
+		t.Fatalf("NewStates: %v", err)
+	}
+	return s
+}
+
+func stateApproval(id, principal string, created time.Time, ttl time.Duration) execgate.Approval {
+	return execgate.Approval{ID: id, Name: "deploy.run", Principal: principal, CreatedAt: created, ExpiresAt: created.Add(ttl)}
+}
+
+// TestStates_OneTakerOneClaimer: of many concurrent Takes of one
+// approval exactly one gets it, a check that refuses leaves it pending,
+// and of many concurrent Claims of its Result exactly one gets it.
+func TestStates_OneTakerOneClaimer(t *testing.T) {
+	s := newStates(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	const id = "018f0000-0000-7000-8000-000000000001"
+	if err := s.Add(ctx, stateApproval(id, "bot", now, time.Hour), now, 10); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	refused := errors.New("self-approval")
+	if _, found, err := s.Take(ctx, id, now, "running", func(execgate.Approval) error { return refused }); !found || !errors.Is(err, refused) {
+		t.Fatalf("Take with a refusing check: found %v, err %v; want found and the check's error", found, err)
+	}
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			_, found, err := s.Take(ctx, id, now, "running", func(execgate.Approval) error { return nil })
+			if err != nil {
+				t.Errorf("Take: %v", err)
+			}
+			if found {
+				wins.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d Takes got the approval; want exactly 1", wins.Load())
+	}
+	list, err := s.List(ctx, now)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("List after Take: %v, %v; want none: a taken approval is listed no more", list, err)
+	}
+	if ok, err := s.Settle(ctx, id, pgstore.Settlement{State: pgstore.StateApproved, Result: json.RawMessage(`{"id":"r1"}`), ResultSize: 11, TraceID: "r1", At: now}); !ok || err != nil {
+		t.Fatalf("Settle: %v, %v", ok, err)
+	}
+	if ok, _ := s.Settle(ctx, id, pgstore.Settlement{State: "rejected", At: now}); ok {
+		t.Fatalf("a second Settle changed a settled approval")
+	}
+	if _, got, _ := s.Claim(ctx, id, "someone-else"); got {
+		t.Fatalf("another principal claimed the Result")
+	}
+	var claims atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			res, got, err := s.Claim(ctx, id, "bot")
+			if err != nil {
+				t.Errorf("Claim: %v", err)
+			}
+			if got && string(res) == `{"id":"r1"}` {
+				claims.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if claims.Load() != 1 {
+		t.Fatalf("%d Claims got the Result; want exactly 1", claims.Load())
+	}
+	e, ok, err := s.Get(ctx, id, now)
+	if err != nil || !ok || e.State != pgstore.StateClaimed || e.Result != nil || e.TraceID != "r1" {
+		t.Fatalf("Get after the claim: %+v, %v, %v; want claimed, no Result, the trace ID", e, ok, err)
+	}
+}
+
+// TestStates_ExpiryAndAbandonment: an approval no one took reads expired
+// once its time has passed; one an approver took and never settled (its
+// process ended) reads failed once the approval's lifetime has passed
+// again after its expiry, never before; outcomes are forgotten after
+// their lifetime.
+func TestStates_ExpiryAndAbandonment(t *testing.T) {
+	s := newStates(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	const open, taken = "018f0000-0000-7000-8000-0000000000a1", "018f0000-0000-7000-8000-0000000000a2"
+	for _, id := range []string{open, taken} {
+		if err := s.Add(ctx, stateApproval(id, "bot", t0, time.Minute), t0, 10); err != nil {
+			t.Fatalf("Add: %v", err)
+		}
+	}
+	if _, found, err := s.Take(ctx, taken, t0, "running", func(execgate.Approval) error { return nil }); !found || err != nil {
+		t.Fatalf("Take: %v, %v", found, err)
+	}
+	for _, tc := range []struct {
+		why         string
+		at          time.Duration
+		open, taken string
+	}{
+		{"before expiry both are as they were", 30 * time.Second, pgstore.StatePending, "running"},
+		{"at expiry the open one expires; the taken one may still be running", time.Minute, pgstore.StateExpired, "running"},
+		{"just before a lifetime after expiry the taken one still reads running", 2*time.Minute - time.Microsecond, pgstore.StateExpired, "running"},
+		{"a lifetime after expiry the taken one is failed, and the expired one forgotten", 2 * time.Minute, "", pgstore.StateFailed},
+	} {
+		for id, want := range map[string]string{open: tc.open, taken: tc.taken} {
+			e, ok, err := s.Get(ctx, id, t0.Add(tc.at))
+			if want == "" && !ok && err == nil {
+				continue
+			}
+			if err != nil || !ok || e.State != want {
+				t.Errorf("%s: %s reads %q (%v, %v); want %q", tc.why, id, e.State, ok, err, want)
+			}
+		}
+	}
+	if _, ok, _ := s.Get(ctx, taken, t0.Add(4*time.Minute)); ok {
+		t.Errorf("an outcome is forgotten a lifetime after it was decided")
+	}
+	// The bound of open approvals counts what is open.
+	if err := s.Add(ctx, stateApproval("018f0000-0000-7000-8000-0000000000a3", "bot", t0, time.Hour), t0, 2); err != nil {
+		t.Fatalf("Add under the bound: %v", err)
+	}
+	if err := s.Add(ctx, stateApproval("018f0000-0000-7000-8000-0000000000a4", "bot", t0, time.Hour), t0, 1); !errors.Is(err, pgstore.ErrTooManyPending) {
+		t.Fatalf("Add over the bound: %v; want ErrTooManyPending", err)
+	}
+}
