@@ -396,3 +396,32 @@ func storeRefusalOf(err error) *errorInfo {
 	}
 	return &errorInfo{Kind: execgate.ErrorKindInternal, Status: http.StatusServiceUnavailable, Message: msg, retryAfter: busyRetryAfter}
 }
+
+// settleRetries bounds how long a decision the approval store could not
+// record is tried again: every settleRetryEvery for settleRetries
+// attempts (about two minutes). An approval whose decision is never
+// recorded reads running until its lifetime has passed again after its
+// expiry, then failed.
+const (
+	settleRetries    = 240
+	settleRetryEvery = 500 * time.Millisecond
+)
+
+// settleLater records a decision that the approval store could not
+// record when it was made (a database that was unreachable), trying
+// again until it is recorded, so that an approved call that ran while
+// the database was going away reads approved, with its Result, once the
+// database is back.
+func (a *api) settleLater(id, approver string, state mcpserver.ApprovalState, res *execgate.Result, err error) {
+	for range settleRetries {
+		time.Sleep(settleRetryEvery)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		serr := a.pending.Settle(ctx, id, approver, state, res, err)
+		cancel()
+		if serr == nil {
+			a.log.Info("execgate: the decision on an approval was recorded in the approval store", "approval", id, "state", string(state))
+			return
+		}
+	}
+	a.log.Error("execgate: the decision on an approval could not be recorded in the approval store; it reads running until its lifetime has passed again after its expiry", "approval", id, "state", string(state))
+}

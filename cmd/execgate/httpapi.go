@@ -804,11 +804,13 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	settled := false
 	settle := func(state mcpserver.ApprovalState, res *execgate.Result, err error) {
 		settled = true
-		// The decision is recorded even when the request has gone.
+		// The decision is recorded even when the request has gone, and
+		// again until the store takes it (see settleLater).
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Second)
 		defer cancel()
 		if serr := a.pending.Settle(ctx, ap.ID, approver, state, res, err); serr != nil {
-			a.log.Error("execgate: the decision on an approval could not be recorded in the approval store", "approval", ap.ID, "state", string(state), "error", serr)
+			a.log.Error("execgate: the decision on an approval could not be recorded in the approval store; retrying", "approval", ap.ID, "state", string(state), "error", serr)
+			go a.settleLater(ap.ID, approver, state, res, err)
 		}
 	}
 	defer func() {
