@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -72,8 +73,14 @@ const readChunk = 64 << 10
 // still read) or another error, or when writing to w fails.
 //
 // Closing the connection closes r if it is an io.Closer, so that a read
-// waiting on it can end; w is never closed. The returned Transport
-// connects once.
+// waiting on it can end; w is never closed. When closing r ends a read in
+// progress (an *io.PipeReader, or a reader that takes read deadlines: an
+// *os.File in Go's poller, such as a pipe set non-blocking, or a
+// net.Conn), the session's own reader reads r, one line per message it
+// asks for; any other r (a file read with blocking system calls, such as
+// a blocking os.Stdin) is read by a goroutine of the transport's, which
+// hands each message on, so that closing the connection ends the session
+// whatever r does. The returned Transport connects once.
 func StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 	return &lineTransport{r: r, w: w}
 }
@@ -121,11 +128,31 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		r:      t.r,
 		w:      t.w,
 		onBad:  t.onBad,
-		frames: make(chan frameOrErr),
 		closed: make(chan struct{}),
 	}
-	go c.readLoop(&lineReader{br: bufio.NewReaderSize(t.r, readChunk), max: MaxFrameBytes})
+	lr := &lineReader{br: bufio.NewReaderSize(t.r, readChunk), max: MaxFrameBytes}
+	if interruptible(t.r) {
+		c.lr = lr
+	} else {
+		c.frames = make(chan frameOrErr)
+		go c.readLoop(lr)
+	}
 	return c, nil
+}
+
+// interruptible reports whether closing r ends a Read of r in progress:
+// an io.PipeReader, and a reader with read deadlines that takes one (an
+// *os.File in Go's poller, such as a pipe set non-blocking, or a
+// net.Conn), as opposed to a file read with blocking system calls (a
+// blocking standard input), which a Close does not interrupt.
+func interruptible(r io.Reader) bool {
+	switch r := r.(type) {
+	case *io.PipeReader:
+		return true
+	case interface{ SetReadDeadline(time.Time) error }:
+		return r.SetReadDeadline(time.Time{}) == nil
+	}
+	return false
 }
 
 // frameOrErr is what the read loop hands to Read: a valid message, or the
@@ -135,7 +162,13 @@ type frameOrErr struct {
 	err error
 }
 
-// lineConn is the mcp.Connection of a lineTransport.
+// lineConn is the mcp.Connection of a lineTransport. It reads r in one
+// of two ways. When closing r ends a read in progress (see
+// interruptible), Read reads r itself, from the session's own reader
+// goroutine, under readMu, and lr and readErr are set; otherwise a
+// goroutine of its own (readLoop) reads r and hands each message to Read
+// on frames, so that Close can end a Read whatever r does. The first way
+// saves a goroutine switch per message.
 type lineConn struct {
 	r     io.Reader
 	onBad func(code int, long bool)
@@ -143,7 +176,11 @@ type lineConn struct {
 	writeMu sync.Mutex // one whole line at a time
 	w       io.Writer
 
-	frames chan frameOrErr
+	readMu  sync.Mutex  // Read, when lr is set
+	lr      *lineReader // nil: readLoop reads
+	readErr error       // what ended reading, when lr is set
+
+	frames chan frameOrErr // from readLoop, when lr is nil
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -154,26 +191,7 @@ type lineConn struct {
 // the bad ones, and hands the valid messages to Read.
 func (c *lineConn) readLoop(lr *lineReader) {
 	for {
-		line, long, err := lr.next()
-		var (
-			msg jsonrpc.Message
-			bad *frameError
-		)
-		switch {
-		case long != nil:
-			bad = &frameError{code: jsonrpc.CodeInvalidRequest, id: long.id(),
-				message: fmt.Sprintf("invalid request: the line is longer than %d bytes, the most this server reads as one message; it was dropped", lr.max)}
-		case line != nil:
-			msg, bad = parseFrame(line)
-		}
-		if bad != nil {
-			if werr := c.writeLine(bad.encode()); werr != nil && err == nil {
-				err = werr
-			}
-			if c.onBad != nil {
-				c.onBad(bad.code, long != nil)
-			}
-		}
+		msg, err := c.readLine(lr)
 		if msg != nil && !c.deliver(frameOrErr{msg: msg}) {
 			return
 		}
@@ -182,6 +200,33 @@ func (c *lineConn) readLoop(lr *lineReader) {
 			return
 		}
 	}
+}
+
+// readLine reads the next line, answers it if it is bad, and returns the
+// message it holds if it is valid (nil otherwise), and the error that
+// ended reading, if one did.
+func (c *lineConn) readLine(lr *lineReader) (jsonrpc.Message, error) {
+	line, long, err := lr.next()
+	var (
+		msg jsonrpc.Message
+		bad *frameError
+	)
+	switch {
+	case long != nil:
+		bad = &frameError{code: jsonrpc.CodeInvalidRequest, id: long.id(),
+			message: fmt.Sprintf("invalid request: the line is longer than %d bytes, the most this server reads as one message; it was dropped", lr.max)}
+	case line != nil:
+		msg, bad = parseFrame(line)
+	}
+	if bad != nil {
+		if werr := c.writeLine(bad.encode()); werr != nil && err == nil {
+			err = werr
+		}
+		if c.onBad != nil {
+			c.onBad(bad.code, long != nil)
+		}
+	}
+	return msg, err
 }
 
 // deliver hands v to Read, and reports false if the connection closed
@@ -196,9 +241,16 @@ func (c *lineConn) deliver(v frameOrErr) bool {
 }
 
 // Read implements mcp.Connection: it returns the next valid message.
+// When it reads r itself, it returns once r has a valid message, fails or
+// reaches its end, or the connection closes (which closes r): a ctx done
+// while it waits is not noticed before then, which the SDK, whose reader
+// passes a context that is never done, does not need.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if c.lr != nil {
+		return c.readDirect()
 	}
 	select {
 	case <-ctx.Done():
@@ -207,6 +259,35 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return v.msg, v.err
 	case <-c.closed:
 		return nil, io.EOF
+	}
+}
+
+// readDirect is Read when the connection reads r itself.
+func (c *lineConn) readDirect() (jsonrpc.Message, error) {
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	for c.readErr == nil {
+		msg, err := c.readLine(c.lr)
+		if err != nil {
+			c.readErr = err
+			if c.isClosed() {
+				c.readErr = io.EOF // r's error for the Close that ended the read
+			}
+		}
+		if msg != nil {
+			return msg, nil
+		}
+	}
+	return nil, c.readErr
+}
+
+// isClosed reports whether Close was called.
+func (c *lineConn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
 	}
 }
 

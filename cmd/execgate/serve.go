@@ -357,7 +357,7 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		httpDone <- nil
 	}
 	logger.Info(fmt.Sprintf("execgate: serving %d tools over MCP on stdio", len(g.loaded.Allowlist.Specs())), "principal", principal)
-	err = ms.Run(ctx, ms.StdioTransport(c.stdin, c.stdout))
+	err = ms.Run(ctx, ms.StdioTransport(pollableStdin(c.stdin), c.stdout))
 	cancel()
 	herr := <-httpDone
 	switch {
