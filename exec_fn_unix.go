@@ -206,6 +206,14 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 		path = p
 	}
 
+	// An unconfined call is supervised by this goroutine alone where the
+	// kernel allows it (see runPolled).
+	if inv.Confine == nil {
+		if out, ok := runPolled(ctx, inv, path, env, exe, timeout, maxOutput); ok {
+			return out
+		}
+	}
+
 	// A confined call starts the confinement helper instead, which
 	// confines itself and then executes exactly what the rest of this
 	// function describes (see confine_linux.go).
@@ -233,21 +241,7 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 		}
 	}
 	for {
-		// Built field by field from an absolute path and an argv slice: no
-		// lookup, no shell. argv[0] is always the path the allowlist
-		// resolved, also when path is /proc/self/fd/N.
-		cmd := &exec.Cmd{
-			Path:        path,
-			Args:        append([]string{inv.Path}, inv.Args...),
-			Env:         env,
-			Dir:         inv.Dir,
-			Stdout:      p.outW,
-			Stderr:      p.errW,
-			SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-		}
-		if p.inR != nil {
-			cmd.Stdin = p.inR
-		}
+		cmd := newCmd(inv, path, env, p.inR, p.outW, p.errW)
 		if conf != nil {
 			conf.apply(cmd)
 		}
@@ -279,6 +273,26 @@ func runProcess(ctx context.Context, inv Invocation, exe *os.File) Outcome {
 		conf.started()
 		return conf.finish(inv, supervise(ctx, inv, cmd, &p, start, timeout, maxOutput))
 	}
+}
+
+// newCmd is the command that starts inv: built field by field from an
+// absolute path and an argv slice, no lookup, no shell. argv[0] is always
+// the path the allowlist resolved, also when path is /proc/self/fd/N. The
+// child's stdin is the null device when stdin is nil.
+func newCmd(inv Invocation, path string, env []string, stdin, stdout, stderr *os.File) *exec.Cmd {
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        append([]string{inv.Path}, inv.Args...),
+		Env:         env,
+		Dir:         inv.Dir,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	return cmd
 }
 
 // supervise runs from the moment cmd has started: it reads the output,
