@@ -35,6 +35,10 @@ type approvalBook interface {
 	// gets an approved call's Result once, or to an approver, waiting
 	// up to wait while it is open (see pendingSet.claim).
 	Look(ctx context.Context, id, principal string, approver bool, wait time.Duration) (approvalView, claimAnswer, error)
+	// Release puts an approval an approver took back for the approvers,
+	// pending and listed again, when the Executor could not take its
+	// record (see recordLeftPending); it does nothing to a settled one.
+	Release(ctx context.Context, id string) error
 	// Unclaim puts back a Result whose answer did not leave.
 	Unclaim(ctx context.Context, id string, res *execgate.Result) error
 	// StartWait counts a waiting look of principal's in this process
@@ -78,3 +82,13 @@ func (p *pendingSet) Unclaim(_ context.Context, id string, res *execgate.Result)
 
 // StartWait implements approvalBook.
 func (p *pendingSet) StartWait(principal string) (func(), bool) { return p.startWait(principal) }
+
+// Release implements approvalBook.
+func (p *pendingSet) Release(_ context.Context, id string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.m[id]; ok && e.open() && e.taken {
+		e.taken, e.state = false, mcpserver.ApprovalPending
+	}
+	return nil
+}

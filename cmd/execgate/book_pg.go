@@ -252,6 +252,14 @@ func pgViewOf(e pgstore.StateEntry) approvalView {
 	return v
 }
 
+// Release implements approvalBook.
+func (b *pgBook) Release(ctx context.Context, id string) error {
+	if err := b.states.Release(ctx, id); err != nil {
+		return &storeUnavailableError{Op: "put the approval back for the approvers", Err: err}
+	}
+	return nil
+}
+
 // Unclaim implements approvalBook.
 func (b *pgBook) Unclaim(ctx context.Context, id string, res *execgate.Result) error {
 	if res == nil {
@@ -424,4 +432,35 @@ func (a *api) settleLater(id, approver string, state mcpserver.ApprovalState, re
 		}
 	}
 	a.log.Error("execgate: the decision on an approval could not be recorded in the approval store; it reads running until its lifetime has passed again after its expiry", "approval", id, "state", string(state))
+}
+
+// recordLeftPending reports whether err is the failure of an Execute
+// whose record the PostgreSQL store is known not to have taken
+// (pgstore.NotApplied): the record is still pending, and may still run.
+func recordLeftPending(err error) bool {
+	var se *pgstore.StateError
+	return errors.As(err, &se) && se.Op == pgstore.OpTake && se.State == pgstore.NotApplied
+}
+
+// release puts the approval with the given ID back for the approvers,
+// trying again until the store takes it, as settleLater does.
+func (a *api) release(id string) {
+	try := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return a.pending.Release(ctx, id)
+	}
+	if try() == nil {
+		return
+	}
+	go func() {
+		for range settleRetries {
+			time.Sleep(settleRetryEvery)
+			if try() == nil {
+				a.log.Info("execgate: an approval whose record was not taken is pending again", "approval", id)
+				return
+			}
+		}
+		a.log.Error("execgate: an approval whose record was not taken could not be put back for the approvers; it reads running until its lifetime has passed again after its expiry", "approval", id)
+	}()
 }

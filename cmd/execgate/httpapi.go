@@ -835,7 +835,14 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := a.x.Execute(ctx, ap)
 	if err != nil {
-		settle(mcpserver.ApprovalFailed, nil, err)
+		if recordLeftPending(err) {
+			// The store never took the record: the approval is put back
+			// for the approvers rather than burnt.
+			settled = true
+			a.release(ap.ID)
+		} else {
+			settle(mcpserver.ApprovalFailed, nil, err)
+		}
 		a.refuse(w, err, slot, start)
 		return
 	}

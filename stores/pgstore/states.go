@@ -299,6 +299,17 @@ func (s *States) Take(ctx context.Context, id string, now time.Time, state strin
 	return ap, true, nil
 }
 
+// Release puts the approval with the given ID, taken and not settled,
+// back to [StatePending], listed and takeable again: for an approver
+// whose decision could not take the Store's record (the record is still
+// pending). One UPDATE; a settled approval is left as it is.
+func (s *States) Release(ctx context.Context, id string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET taken = false, state = $2 WHERE id = $1 AND taken AND finished IS NULL`, id, StatePending); err != nil {
+		return fmt.Errorf("pgstore: putting back approval %s: %w", id, err)
+	}
+	return nil
+}
+
 // Settlement is the decision on an approval, for [States.Settle].
 type Settlement struct {
 	// State is what became of it.

@@ -159,3 +159,44 @@ func TestStates_ExpiryAndAbandonment(t *testing.T) {
 		t.Fatalf("Add over the bound: %v; want ErrTooManyPending", err)
 	}
 }
+
+// TestStates_Release: an approval taken and released, because its
+// record could not be taken, is pending again: listed, and taken by the
+// next approver; a settled one is not brought back.
+func TestStates_Release(t *testing.T) {
+	s := newStates(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	const id = "018f0000-0000-7000-8000-0000000000b1"
+	if err := s.Add(ctx, stateApproval(id, "bot", now, time.Hour), now, 10); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	take := func() bool {
+		_, found, err := s.Take(ctx, id, now, "running", func(execgate.Approval) error { return nil })
+		if err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		return found
+	}
+	if !take() {
+		t.Fatal("the first Take found nothing")
+	}
+	if err := s.Release(ctx, id); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if list, err := s.List(ctx, now); err != nil || len(list) != 1 {
+		t.Fatalf("List after Release: %v, %v; want the approval", list, err)
+	}
+	if !take() {
+		t.Fatal("the approval released could not be taken again")
+	}
+	if _, err := s.Settle(ctx, id, pgstore.Settlement{State: "rejected", At: now}); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	if err := s.Release(ctx, id); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if e, _, _ := s.Get(ctx, id, now); e.State != "rejected" {
+		t.Fatalf("a settled approval released reads %q; want rejected", e.State)
+	}
+}
