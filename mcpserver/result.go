@@ -115,8 +115,10 @@ type CallStatus struct {
 	// Action and Rule are the Policy's decision ([KindPolicy] only).
 	Action string `json:"action,omitempty"`
 	Rule   string `json:"rule,omitempty"`
-	// Reason is the approval error's reason ([KindApproval]), or the
-	// concurrency bound's scope ([KindBusy]).
+	// Reason is the approval error's reason ([KindApproval]), the
+	// concurrency bound's scope ([KindBusy]), or
+	// [execgate.StoreFullPrincipal] when the caller's own quota of the
+	// approval store is full ([KindStoreFull], an [*execgate.QuotaError]).
 	Reason string `json:"reason,omitempty"`
 	// Approval is the approval the status is about: the pending envelope
 	// ([StatusPending]), or the rejected one ([StatusDeclined],
@@ -170,6 +172,11 @@ func (s *Server) refusal(err error) *mcp.CallToolResult {
 	case KindBusy:
 		if errors.As(err, &be) {
 			st.Name, st.Reason = be.Name, be.Scope
+		}
+	case KindStoreFull:
+		var qe *execgate.QuotaError
+		if errors.As(err, &qe) {
+			st.Reason = execgate.StoreFullPrincipal
 		}
 	case KindInternal:
 		s.opts.Logger.Error("mcpserver: call failed", "error", err)

@@ -410,7 +410,11 @@
 //	busy             429, 503  a concurrency bound was reached (reason, limit);
 //	                      nothing ran
 //	audit            503  the audit file cannot record
-//	store_full       503  too many approvals are pending
+//	store_full       429, 503  too many approvals are pending: 429 with
+//	                      reason principal and the limit when the caller
+//	                      holds its own quota of the approval store
+//	                      (server.max_pending_per_principal,
+//	                      server.max_pending_bytes_per_principal)
 //	internal         500  anything else; logged on stderr
 //
 // serve runs at most server.max_concurrent commands at once, and at most

@@ -67,7 +67,12 @@ func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn, al
 		return nil, err
 	}
 	g.pg = pg
-	var store execgate.ApprovalStore
+	// The memory store holds the quotas per principal of the server
+	// section; zero is the store's default.
+	var store execgate.ApprovalStore = execgate.NewMemoryStore(execgate.MemoryStoreOptions{
+		PerPrincipalCapacity: srv.MaxPendingPerPrincipal,
+		PerPrincipalMaxBytes: srv.MaxPendingBytesPerPrincipal,
+	})
 	if pg != nil {
 		store = pg.store
 	}
@@ -210,11 +215,13 @@ type errorInfo struct {
 	Rule   string `json:"rule,omitempty"`
 	// Reason is the approval error's reason (approval), the scope of the
 	// concurrency bound that was reached (busy): "principal" or
-	// "executor", as over MCP, or, for a refusal made before the gate,
+	// "executor", as over MCP, "principal" for a full approval store
+	// quota of the caller's (store_full), or, for a refusal made before the gate,
 	// the few words the audit trail records with it.
 	Reason string `json:"reason,omitempty"`
 	// Limit is how many commands the bound that was reached lets run
-	// (busy).
+	// (busy), or the principal's quota of the approval store that is
+	// full, in records or bytes (store_full with reason "principal").
 	Limit int `json:"limit,omitempty"`
 	// Status is the HTTP status the refusal maps to; not sent.
 	Status int `json:"-"`
@@ -272,7 +279,14 @@ func refusal(err error) *errorInfo {
 				e.Status = http.StatusTooManyRequests
 			}
 		}
-	case execgate.ErrorKindAudit, execgate.ErrorKindStoreFull:
+	case execgate.ErrorKindStoreFull:
+		e.Status = http.StatusServiceUnavailable
+		var qe *execgate.QuotaError
+		if errors.As(err, &qe) {
+			// The caller's own quota: others still have room.
+			e.Status, e.Reason, e.Limit = http.StatusTooManyRequests, execgate.StoreFullPrincipal, int(qe.Limit)
+		}
+	case execgate.ErrorKindAudit:
 		e.Status = http.StatusServiceUnavailable
 	default:
 		if se := storeRefusalOf(err); se != nil {
