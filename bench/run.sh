@@ -89,12 +89,15 @@ cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	raw="$(median "$OUT/run.csv" sec/op 2)" gate="$(median "$OUT/run.csv" sec/op 4)" floor="$(median "$OUT/run.csv" sec/op 8)"
 	r_ratio="$(ratio "$gate" "$raw")"
 	c_raw="$(median "$OUT/run.csv" cpu-sec/op 2)" c_gate="$(median "$OUT/run.csv" cpu-sec/op 4)" c_floor="$(median "$OUT/run.csv" cpu-sec/op 8)"
-	echo "### Run /bin/true: gate vs os/exec doing the same work (target: at most 1.05x)"
+	c_ratio="$(ratio "$c_gate" "$c_raw")"
+	s_raw="$(median "$OUT/run.csv" self-cpu-sec/op 2)" s_gate="$(median "$OUT/run.csv" self-cpu-sec/op 4)" s_floor="$(median "$OUT/run.csv" self-cpu-sec/op 8)"
+	echo "### Run /bin/true: gate vs os/exec doing the same work (targets: wall time at most 1.05x, CPU time at most 1.10x)"
 	echo
 	echo "| median of | Run / RawExec | Run / RawExecFloor | RawExec / RawExecFloor | target |"
 	echo "|---|---|---|---|---|"
 	echo "| wall time (sec/op) | ${r_ratio}x | $(ratio "$gate" "$floor")x | $(ratio "$raw" "$floor")x | $(verdict "$r_ratio" 1.05) |"
-	echo "| this process's CPU time (cpu-sec/op) | $(ratio "$c_gate" "$c_raw")x | $(ratio "$c_gate" "$c_floor")x | $(ratio "$c_raw" "$c_floor")x | |"
+	echo "| CPU time of the call: this process, the command, the watchdog (cpu-sec/op) | ${c_ratio}x | $(ratio "$c_gate" "$c_floor")x | $(ratio "$c_raw" "$c_floor")x | $(verdict "$c_ratio" 1.10) |"
+	echo "| CPU time of this process alone (self-cpu-sec/op) | $(ratio "$s_gate" "$s_raw")x | $(ratio "$s_gate" "$s_floor")x | $(ratio "$s_raw" "$s_floor")x | |"
 	echo
 	echo '```text'
 	benchstat -col '.name@(RawExec Run RawExecFloor)' "$OUT/run.txt"
