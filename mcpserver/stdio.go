@@ -300,18 +300,63 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		data []byte
 		err  error
 	)
-	if resp, ok := msg.(*jsonrpc.Response); ok && !resp.ID.IsValid() {
+	resp, isResp := msg.(*jsonrpc.Response)
+	switch {
+	case isResp && !resp.ID.IsValid():
 		data = unattributed(resp).encode()
-	} else if data, err = jsonrpc.EncodeMessage(msg); err != nil {
-		return fmt.Errorf("mcpserver: encoding a message: %w", err)
+	case isResp:
+		if line := resultLine(resp); line != nil {
+			return c.writeRaw(line)
+		}
+		fallthrough
+	default:
+		if data, err = jsonrpc.EncodeMessage(msg); err != nil {
+			return fmt.Errorf("mcpserver: encoding a message: %w", err)
+		}
 	}
 	return c.writeLine(data)
+}
+
+// resultLine returns the line of a successful response whose id is an
+// integer or a string without characters JSON escapes, built around its
+// result as it is, or nil for any other response. The line is byte for
+// byte what jsonrpc.EncodeMessage writes, and a newline, for the compact
+// result the SDK marshals (encoding it again would only compact it again
+// and copy it twice); a result that is not valid JSON gets nil, and so
+// the SDK's encoding error.
+func resultLine(resp *jsonrpc.Response) []byte {
+	if resp.Error != nil || len(resp.Result) == 0 || !json.Valid(resp.Result) {
+		return nil
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	var id []byte
+	switch v := resp.ID.Raw().(type) {
+	case int64:
+		id = strconv.AppendInt(make([]byte, 0, 20), v, 10)
+	case string:
+		for i := 0; i < len(v); i++ {
+			if b := v[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+				return nil
+			}
+		}
+		id = append(append(append(make([]byte, 0, len(v)+2), '"'), v...), '"')
+	default:
+		return nil
+	}
+	line := make([]byte, 0, len(head)+len(id)+len(mid)+len(resp.Result)+2)
+	line = append(append(append(append(line, head...), id...), mid...), resp.Result...)
+	return append(line, '}', '\n')
 }
 
 // writeLine writes data and a newline with one Write, under writeMu.
 func (c *lineConn) writeLine(data []byte) error {
 	line := make([]byte, 0, len(data)+1)
-	line = append(append(line, data...), '\n')
+	return c.writeRaw(append(append(line, data...), '\n'))
+}
+
+// writeRaw writes line, which ends with its newline, with one Write,
+// under writeMu.
+func (c *lineConn) writeRaw(line []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	_, err := c.w.Write(line)

@@ -145,3 +145,40 @@ func FuzzParseFrame(f *testing.F) {
 		}
 	})
 }
+
+func TestLineConn_WriteResultIsWhatTheSDKEncodes(t *testing.T) {
+	intID, _ := jsonrpc.MakeID(float64(42))
+	negID, _ := jsonrpc.MakeID(float64(-9007199254740991))
+	strID, _ := jsonrpc.MakeID("call-1")
+	escID, _ := jsonrpc.MakeID("a \"quoted\"\tid")
+	uniID, _ := jsonrpc.MakeID("ünï")
+	result := json.RawMessage(`{"content":[{"type":"text","text":"<b>&ünï\u2028</b>\n"}],"structuredContent":{"stdout":"x"},"isError":false}`)
+	for _, tc := range []struct {
+		name string
+		resp *jsonrpc.Response
+	}{
+		{"an integer id", &jsonrpc.Response{ID: intID, Result: result}},
+		{"the most negative integer id the transport takes", &jsonrpc.Response{ID: negID, Result: result}},
+		{"a string id", &jsonrpc.Response{ID: strID, Result: result}},
+		{"a string id JSON escapes is encoded by the SDK", &jsonrpc.Response{ID: escID, Result: result}},
+		{"a string id beyond ASCII is encoded by the SDK", &jsonrpc.Response{ID: uniID, Result: result}},
+		{"an empty object result", &jsonrpc.Response{ID: intID, Result: json.RawMessage(`{}`)}},
+		{"an error response is encoded by the SDK", &jsonrpc.Response{ID: intID, Error: &jsonrpc.Error{Code: -32602, Message: "bad <params>"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out lockedBuffer
+			c := &lineConn{w: &out}
+			require.NoError(t, c.Write(context.Background(), tc.resp))
+			want, err := jsonrpc.EncodeMessage(tc.resp)
+			require.NoError(t, err)
+			assert.Equal(t, string(want)+"\n", out.buf.String(), "the line is byte for byte the SDK's encoding")
+		})
+	}
+
+	// A result that is not JSON is refused, as the SDK's encoding refuses
+	// it, and nothing is written.
+	var out lockedBuffer
+	c := &lineConn{w: &out}
+	assert.Error(t, c.Write(context.Background(), &jsonrpc.Response{ID: intID, Result: json.RawMessage(`{"a":`)}))
+	assert.Zero(t, out.buf.Len())
+}
