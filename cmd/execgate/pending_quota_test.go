@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -96,4 +98,18 @@ func TestHTTP_PendingQuotaPerPrincipal(t *testing.T) {
 			assert.Equal(t, http.StatusAccepted, code, "bot-2 is not refused for bot-1's quota: %+v", r.Error)
 		})
 	}
+}
+
+// TestReload_PendingQuotasWaitForARestart: the store is built when serve
+// starts, so a reload that changes its quotas says that they wait for a
+// restart.
+func TestReload_PendingQuotasWaitForARestart(t *testing.T) {
+	var logged bytes.Buffer
+	r := &reloader{log: slog.New(slog.NewTextHandler(&logged, nil))}
+	r.restartNeeded(&config.Server{}, &config.Server{MaxPendingPerPrincipal: 10, MaxPendingBytesPerPrincipal: 1 << 20})
+	assert.Contains(t, logged.String(), "key=server.max_pending_per_principal\n")
+	assert.Contains(t, logged.String(), "key=server.max_pending_bytes_per_principal\n")
+	logged.Reset()
+	r.restartNeeded(&config.Server{MaxPendingPerPrincipal: 10}, &config.Server{MaxPendingPerPrincipal: 10})
+	assert.Empty(t, logged.String(), "unchanged quotas are not reported")
 }

@@ -200,6 +200,12 @@ func (r *reloader) restartNeeded(old, next *config.Server) {
 	if a, b := old.ApprovalStore, next.ApprovalStore; a.Kind != b.Kind || a.DSNEnv != b.DSNEnv || a.Table != b.Table {
 		keys = append(keys, "approval_store")
 	}
+	if old.MaxPendingPerPrincipal != next.MaxPendingPerPrincipal {
+		keys = append(keys, "max_pending_per_principal")
+	}
+	if old.MaxPendingBytesPerPrincipal != next.MaxPendingBytesPerPrincipal {
+		keys = append(keys, "max_pending_bytes_per_principal")
+	}
 	if r.mcp != nil && !r.fixedPrincipal && !r.mcpHTTP && old.Principal != next.Principal {
 		keys = append(keys, "principal")
 	}
