@@ -232,7 +232,10 @@
 //
 // A nil [Config.Store] means a [MemoryStore] of this process holding at most
 // [DefaultStoreCapacity] (1000) pending records; when it is full, Propose
-// fails with [ErrStoreFull] rather than evict a pending approval. Executors
+// fails with [ErrStoreFull] rather than evict a pending approval. One
+// principal holds at most a quarter of it, in records and in bytes
+// ([DefaultPerPrincipalQuota]); past that its proposals fail with a
+// [*QuotaError] naming it, while the others' still go in. Executors
 // in several processes share approvals only through a shared ApprovalStore.
 //
 // The digest binds the envelope to the call: a SHA-256 over the approval's
