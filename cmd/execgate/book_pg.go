@@ -53,10 +53,11 @@ type pgStore struct {
 }
 
 // openPGStore connects to the database whose connection string is in the
-// variable s names, creates or upgrades the tables (pgstore.Migrate and
+// variable srv.ApprovalStore names, creates or upgrades the tables (pgstore.Migrate and
 // pgstore.MigrateStates, both idempotent) and returns them. getenv reads
 // the variable; its value is never repeated in an error.
-func openPGStore(s config.ApprovalStore, getenv func(string) string) (*pgStore, error) {
+func openPGStore(srv *config.Server, getenv func(string) string) (*pgStore, error) {
+	s := srv.ApprovalStore
 	where := fmt.Sprintf("server.approval_store (line %d)", s.Line)
 	dsn := getenv(s.DSNEnv)
 	if dsn == "" {
@@ -73,14 +74,15 @@ func openPGStore(s config.ApprovalStore, getenv func(string) string) (*pgStore, 
 		return nil, fmt.Errorf("%s: connecting to the database of %s: %w", where, s.DSNEnv, err)
 	}
 	p := &pgStore{pool: pool}
-	if err := p.migrate(ctx, s); err != nil {
+	if err := p.migrate(ctx, srv); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return p, nil
 }
 
-func (p *pgStore) migrate(ctx context.Context, s config.ApprovalStore) error {
+func (p *pgStore) migrate(ctx context.Context, srv *config.Server) error {
+	s := srv.ApprovalStore
 	if err := pgstore.Migrate(ctx, p.pool, s.Table); err != nil {
 		return err
 	}
@@ -88,7 +90,10 @@ func (p *pgStore) migrate(ctx context.Context, s config.ApprovalStore) error {
 		return err
 	}
 	var err error
-	if p.store, err = pgstore.New(ctx, p.pool, pgstore.Options{Table: s.Table, Capacity: maxPending}); err != nil {
+	if p.store, err = pgstore.New(ctx, p.pool, pgstore.Options{Table: s.Table, Capacity: maxPending,
+		// The quotas per principal of the server section; zero is the
+		// store's default, as for the memory store.
+		PerPrincipalCapacity: srv.MaxPendingPerPrincipal, PerPrincipalMaxBytes: srv.MaxPendingBytesPerPrincipal}); err != nil {
 		return err
 	}
 	p.states, err = pgstore.NewStates(ctx, p.pool, s.Table)
@@ -379,7 +384,7 @@ func approvalStoreOf(srv *config.Server) (*pgStore, error) {
 	if !srv.ApprovalStore.IsPostgres() {
 		return nil, nil
 	}
-	return openPGStore(srv.ApprovalStore, os.Getenv)
+	return openPGStore(srv, os.Getenv)
 }
 
 // storeRefusal is the refusal of a request the approval store could not

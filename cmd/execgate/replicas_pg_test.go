@@ -504,3 +504,23 @@ func TestServe_RefusesWithoutTheDSN(t *testing.T) {
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "server.approval_store (line 16): the variable "+replicaDSNEnv+" that dsn_env names is not set or empty")
 }
+
+// TestServe_PostgresQuotaPerPrincipal: the quotas per principal of the
+// server section hold in the PostgreSQL store, across replicas: a
+// principal at its quota through one replica is refused through another,
+// with a refusal that names it.
+func TestServe_PostgresQuotaPerPrincipal(t *testing.T) {
+	dsn, config, _ := replicaSetup(t)
+	text, err := os.ReadFile(config)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(config, []byte(strings.Replace(string(text), "  approval_store:", "  max_pending_per_principal: 1\n  approval_store:", 1)), 0o600))
+	a, b := startReplica(t, config, dsn), startReplica(t, config, dsn)
+	a.propose(t, "first")
+	code, resp, err := b.do("POST", "/v1/tools/record.run", callerToken, `{"stdin": "second\n"}`)
+	require.NoError(t, err)
+	assert.Contains(t, []int{http.StatusTooManyRequests, http.StatusServiceUnavailable}, code)
+	if assert.NotNil(t, resp.Error) {
+		assert.Equal(t, "store_full", resp.Error.Kind)
+		assert.Contains(t, resp.Error.Message, "ci-bot", "the refusal says whose quota is full")
+	}
+}
