@@ -175,6 +175,9 @@ func (a *Auditor) append(ctx context.Context, ev execgate.Event) error {
 		defer cancel()
 		_ = tx.Rollback(rctx) // a no-op after Commit
 	}()
+	if _, err := tx.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $1, true)`, strconv.FormatInt(a.timeout.Milliseconds(), 10)); err != nil {
+		return fail(0, "setting the transaction's timeouts", NotApplied, err)
+	}
 	if _, err := tx.Exec(ctx, auditLockSQL, lockClass, a.table.quoted); err != nil {
 		return fail(0, "waiting for the table's lock", NotApplied, err)
 	}

@@ -124,7 +124,7 @@ func (t auditTable) createTable() string {
 
 // createRefuse is the function the append-only triggers call.
 func (t auditTable) createRefuse() string {
-	return `CREATE OR REPLACE FUNCTION ` + t.refuse + `() RETURNS trigger LANGUAGE plpgsql AS $$
+	return `CREATE OR REPLACE FUNCTION ` + t.refuse + `() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
 	RAISE EXCEPTION 'execgate audit table %: % refused: the audit trail is append-only', TG_TABLE_NAME, TG_OP
 		USING ERRCODE = 'insufficient_privilege',
@@ -134,13 +134,20 @@ $$`
 }
 
 // createAppend is the function that checks each insert: the row must
-// continue the chain, and its columns must agree with its line.
+// continue the chain, its columns must agree with its line, and the line
+// must carry its own hash (it ends with `,"hash":"<hex>"}`, hex the SHA-256
+// of what comes before that comma), as every line of a chain does. The line
+// is compared as text, not read as JSON: PostgreSQL's JSON types refuse the
+// escaped NUL that an event's strings may hold. Both functions run with a
+// fixed search_path, so that no operator or function of the inserting
+// role's schemas stands in for the built-in ones.
 func (t auditTable) createAppend() string {
-	return `CREATE OR REPLACE FUNCTION ` + t.append + `() RETURNS trigger LANGUAGE plpgsql AS $$
+	return `CREATE OR REPLACE FUNCTION ` + t.append + `() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	last_seq    bigint;
 	last_sha256 text;
-	entry       jsonb;
+	entry       text;
+	body        integer;
 BEGIN
 	EXECUTE format('SELECT seq, line_sha256 FROM %s ORDER BY seq DESC LIMIT 1', TG_RELID::regclass)
 		INTO last_seq, last_sha256;
@@ -150,10 +157,14 @@ BEGIN
 			USING ERRCODE = 'integrity_constraint_violation',
 			HINT = 'append under the table''s advisory lock, after reading the last entry';
 	END IF;
-	entry := NEW.line::jsonb;
+	entry := format('{"seq":%s,"prev":"%s",', NEW.seq, NEW.prev_sha256);
+	body := char_length(NEW.line) - 75; -- 75: the length of ,"hash":"<64 hex>"}
 	IF NEW.line_sha256 <> encode(sha256(convert_to(NEW.line, 'UTF8')), 'hex')
-		OR (entry->>'seq')::bigint IS DISTINCT FROM NEW.seq
-		OR entry->>'prev' IS DISTINCT FROM NEW.prev_sha256 THEN
+		OR left(NEW.line, char_length(entry)) <> entry
+		OR body < char_length(entry)
+		OR substr(NEW.line, body + 1, 9) <> ',"hash":"'
+		OR right(NEW.line, 2) <> '"}'
+		OR substr(NEW.line, body + 10, 64) <> encode(sha256(convert_to(left(NEW.line, body), 'UTF8')), 'hex') THEN
 		RAISE EXCEPTION 'execgate audit table %: entry %: its columns do not match its line', TG_TABLE_NAME, NEW.seq
 			USING ERRCODE = 'integrity_constraint_violation';
 	END IF;

@@ -301,12 +301,26 @@
 //	GRANT SELECT, INSERT ON "execgate_audit" TO gate_role;
 //
 // (and USAGE on the schema). That role can append, and can change nothing
-// it appended. Against the owner, the chain is the guard, as for a file:
-// an entry edited, deleted or moved is reported by VerifyAudit, one
-// rewritten with hashes to match at the entry after it. Only entries cut
-// from the end, or a last entry rewritten, escape it: keep Auditor.Head
-// somewhere the owner cannot change now and then, and check the table
-// against it with ExportAudit and audit.VerifyAnchored.
+// it appended. The insert trigger also refuses a line that does not
+// start with its own seq and prev or does not end with its own hash, so
+// that no row the gates' role appends stops verification short of the
+// entries after it. The chain has no secret key: a writer that may append
+// can append entries that are well formed and false (an outcome for an
+// intent, say), as it can to a file. Against the owner, the chain is the
+// guard, as for a file: an entry edited, deleted or moved is reported by
+// VerifyAudit, one rewritten with hashes to match at the entry after it,
+// but whoever can rewrite rows can rewrite every entry from the first
+// change to the end, renumbering them, and VerifyAudit cannot tell. Only
+// the entries up to a Head kept outside the owner's reach are protected:
+// keep Auditor.Head somewhere the owner cannot change, often, and check
+// the table against it with ExportAudit and audit.VerifyAnchored.
+//
+// Each Audit transaction sets its own idle_in_transaction_session_timeout
+// and lock_timeout to AuditOptions.Timeout, so that a replica cut off from
+// the database while it holds the table's lock (its COMMIT lost, the
+// server's side of the connection left open) holds it for that long and
+// not for as long as the server keeps a dead connection; set the server's
+// tcp_keepalives_* as well, for sessions outside an Audit.
 //
 // The audit table holds what a chain file holds: never stdin or
 // environment values, only their size and the variables' names. The
