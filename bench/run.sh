@@ -5,6 +5,8 @@
 #   bench/run.sh                 # 6 rounds, as recorded in BENCHMARKS.md
 #   COUNT=10 bench/run.sh        # more rounds, tighter intervals
 #   BENCH_ONLY=1 bench/run.sh    # run and summarise, leave BENCHMARKS.md alone
+#   EXECGATE_BENCH_BEFORE=/path/to/an/older/execgate bench/run.sh
+#                                # MCP over stdio: that build in the same rounds
 #
 # The test binary is built once and its benchmarks are run in rounds
 # (all of them, then all of them again, COUNT times), so that the gate and
@@ -27,12 +29,22 @@ go build -o "$OUT/benchstat" "$BENCHSTAT_PKG" 2>/dev/null ||
 benchstat() { "$OUT/benchstat" "$@"; }
 
 go test -c -o "$OUT/execgate.test" .
+go test -c -o "$OUT/cmd-execgate.test" ./cmd/execgate
+go build -o "$OUT/execgate" ./cmd/execgate
 
 # group NAME BENCHTIME REGEXP: one round of one group of benchmarks.
 group() {
 	local name="$1" benchtime="$2" re="$3"
 	"$OUT/execgate.test" -test.run '^$' -test.bench "$re" \
 		-test.benchtime "$benchtime" -test.count 1 -test.benchmem | tee -a "$OUT/$name.txt"
+}
+
+# stdio_group: one round of MCP over stdio: the binary built above (and,
+# when EXECGATE_BENCH_BEFORE names another build, that one), one session
+# each, 2,000 sequential calls of an echo tool.
+stdio_group() {
+	EXECGATE_BENCH_BIN="$PWD/$OUT/execgate" "$OUT/cmd-execgate.test" -test.run '^$' \
+		-test.bench '^BenchmarkStdioEcho$' -test.benchtime 2000x -test.count 1 | tee -a "$OUT/stdio.txt"
 }
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -44,6 +56,7 @@ for round in $(seq "$COUNT"); do
 	group timeout 3x '^BenchmarkTimeoutGrandchild$'
 	group approvals 1s '^BenchmarkApprovalRoundTrip$'
 	group pending 2x '^BenchmarkPendingApprovals$'
+	stdio_group
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -133,6 +146,19 @@ cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo '```text'
 	cat "$OUT/approvals.txt" "$OUT/pending.txt" >"$OUT/approvals-all.txt"
 	benchstat "$OUT/approvals-all.txt"
+	echo '```'
+	echo
+
+	echo "### MCP over stdio: one session, sequential tools/call of an echo tool (targets: server CPU at most 500 µs per call, calls/s at least 1.25x the build before)"
+	echo
+	echo "server-cpu-sec/call is the serving process's own CPU time per call (the echo processes' not counted); see \"MCP over stdio\" below."
+	echo
+	echo '```text'
+	if [ -n "${EXECGATE_BENCH_BEFORE:-}" ]; then
+		benchstat -col '/bin@(before current)' "$OUT/stdio.txt"
+	else
+		benchstat "$OUT/stdio.txt"
+	fi
 	echo '```'
 	echo
 	echo "$END_MARK"
