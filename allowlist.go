@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,6 +57,7 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 	var cwd string
 	hashes := make(map[string]string)
 	a := &Allowlist{entries: make(map[string]*entry, len(specs)), dispatchers: make(map[string]*entry)}
+	var prev *entry
 	for _, s := range specs {
 		if err := checkName(s.Name); err != nil {
 			return nil, &ConfigError{Spec: s.Name, Field: "Name", Message: err.Error()}
@@ -74,6 +76,8 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 		if err != nil {
 			return nil, err
 		}
+		shareEnv(e, prev)
+		prev = e
 		if s.Dispatch {
 			a.dispatchers[s.Name] = e
 		} else {
@@ -83,6 +87,17 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 	}
 	sort.Strings(a.names)
 	return a, nil
+}
+
+// shareEnv makes e use the environment of prev, the entry made before it,
+// when the two are equal, as they are for the commands of one tool: the
+// map and the list are never changed once made (publicSpec copies the
+// map), so the entries of a configuration of many tools keep one copy
+// of each environment rather than one per command.
+func shareEnv(e, prev *entry) {
+	if prev != nil && maps.Equal(e.spec.Env, prev.spec.Env) {
+		e.spec.Env, e.env = prev.spec.Env, prev.env
+	}
 }
 
 // newEntry checks one spec and fills its defaults, in the order of the

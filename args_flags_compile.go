@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/execgate/execgate/internal/inputrules"
@@ -15,15 +18,15 @@ import (
 type flagsSchema struct {
 	spec     FlagSpec
 	rules    []*flagRule
-	byName   map[string]*flagRule // the "flags" key
-	long     map[string]*flagRule // spelled "--" + key
-	single   map[string]*flagRule // spelled "-" + key: Shorts, one-character and SingleDash names
-	posRe    *pattern.Matcher     // full-match form of Positionals.Pattern, or nil
-	posPath  *boundPathRule       // Positionals.Path bound to the working directory, or nil
-	dir      string               // the working directory path rules are bound to; "" before bindDir
-	stdinMax int                  // 0: stdin refused
-	err      error                // construction mistake, reported by check
-	schema   *schemaText          // built on first use, see JSONSchema
+	byName   spellings        // the "flags" key
+	long     spellings        // spelled "--" + key
+	single   spellings        // spelled "-" + key: Shorts, one-character and SingleDash names
+	posRe    *pattern.Matcher // full-match form of Positionals.Pattern, or nil
+	posPath  *boundPathRule   // Positionals.Path bound to the working directory, or nil
+	dir      string           // the working directory path rules are bound to; "" before bindDir
+	stdinMax int              // 0: stdin refused
+	err      error            // construction mistake, reported by check
+	schema   *schemaText      // built on first use, see JSONSchema
 }
 
 // schemaText is the JSON Schema of a flagsSchema, built the first time
@@ -130,12 +133,67 @@ func (s *flagsSchema) compile(spec FlagSpec) error {
 	return nil
 }
 
+// spellings finds a rule by a key (a flag's name, or a spelling without
+// its dashes). Each element is a rule's index in flagsSchema.rules times
+// two, plus one when the key is the rule's Short rather than its Name,
+// and the elements are sorted by their keys. It keeps a schema's lookups
+// at four bytes a key, a fraction of a map's, and holds no pointer to a
+// rule, so that a copy of the schema with other rules of the same names
+// (see bindDir) shares it.
+type spellings []int32
+
+// spellingKey returns the key of the element v, with rules the schema's rules.
+func spellingKey(rules []*flagRule, v int32) string {
+	if v&1 == 1 {
+		return rules[v>>1].Short
+	}
+	return rules[v>>1].Name
+}
+
+// search returns where key is, or would be inserted, in sp, and whether
+// it is there.
+func (sp spellings) search(rules []*flagRule, key string) (int, bool) {
+	return slices.BinarySearchFunc(sp, key, func(v int32, k string) int { return strings.Compare(spellingKey(rules, v), k) })
+}
+
+// add inserts the Name (or, when short is set, the Short) of the rule at
+// index rule, or reports the index of the rule that has that key
+// already.
+func (sp *spellings) add(rules []*flagRule, rule int, short bool) (other int, dup bool) {
+	v := int32(rule) << 1
+	if short {
+		v |= 1
+	}
+	i, found := sp.search(rules, spellingKey(rules, v))
+	if found {
+		return int((*sp)[i] >> 1), true
+	}
+	*sp = slices.Insert(*sp, i, v)
+	return 0, false
+}
+
+// trimmed returns sp without the spare capacity its growth left, which
+// a schema would otherwise keep for its whole life.
+func (sp spellings) trimmed() spellings {
+	if cap(sp) == len(sp) {
+		return sp
+	}
+	return append(spellings(nil), sp...)
+}
+
+// rule returns the rule sp gives key, or nil.
+func (s *flagsSchema) rule(sp spellings, key string) *flagRule {
+	if i, found := sp.search(s.rules, key); found {
+		return s.rules[sp[i]>>1]
+	}
+	return nil
+}
+
 // compileFlags compiles flags, in declaration order, into s.rules and the
-// maps of their names and spellings. It returns the first mistake.
+// indexes of their names and spellings. It returns the first mistake.
 func (s *flagsSchema) compileFlags(flags []Flag) error {
-	s.byName = make(map[string]*flagRule, len(flags))
-	s.long = make(map[string]*flagRule)
-	s.single = make(map[string]*flagRule)
+	s.byName, s.long, s.single = nil, nil, nil
+	s.rules = make([]*flagRule, 0, len(flags))
 	for i := range flags {
 		r, err := compileFlag(&flags[i])
 		if err != nil {
@@ -144,29 +202,35 @@ func (s *flagsSchema) compileFlags(flags []Flag) error {
 			}
 			return fmt.Errorf("Flags[%d]: %v", i, err)
 		}
-		if _, dup := s.byName[r.Name]; dup {
+		r.index = len(s.rules)
+		if len(s.rules) >= math.MaxInt32/2 {
+			return fmt.Errorf("Flags holds more than %d flags", math.MaxInt32/2)
+		}
+		s.rules = append(s.rules, r) // before its keys, which refer to it
+		if _, dup := s.byName.add(s.rules, r.index, false); dup {
 			return fmt.Errorf("flag %q is declared twice", r.Name)
 		}
-		r.index = len(s.rules)
-		s.byName[r.Name] = r
 		if r.Short != "" && r.Short == r.Name {
 			return fmt.Errorf("flag %q: Short repeats the one-character Name", r.Name)
 		}
-		for _, key := range []string{r.Name, r.Short} {
+		for _, short := range []bool{false, true} {
+			key := r.Name
+			if short {
+				key = r.Short
+			}
 			if key == "" {
 				continue
 			}
-			m, spelled := s.long, "--"+key
+			m, dashes := &s.long, "--"
 			if key == r.Short || r.SingleDash || len(key) == 1 {
-				m, spelled = s.single, "-"+key
+				m, dashes = &s.single, "-"
 			}
-			if other, dup := m[key]; dup {
-				return fmt.Errorf("flag %q: spelling %s is already used by flag %q", r.Name, spelled, other.Name)
+			if other, dup := m.add(s.rules, r.index, short); dup {
+				return fmt.Errorf("flag %q: spelling %s is already used by flag %q", r.Name, dashes+key, s.rules[other].Name)
 			}
-			m[key] = r
 		}
-		s.rules = append(s.rules, r)
 	}
+	s.byName, s.long, s.single = s.byName.trimmed(), s.long.trimmed(), s.single.trimmed()
 	return nil
 }
 
@@ -342,14 +406,11 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 	c.dir = dir
 	c.schema = &schemaText{}
 	if !s.hasPathRule() {
-		// Nothing to bind but the positionals: the rules and their
-		// maps, immutable after Flags, are shared with s.
+		// Nothing to bind but the positionals: the rules, immutable
+		// after Flags, are shared with s.
 		return c.bindPositionals(dir)
 	}
-	c.rules = make([]*flagRule, len(s.rules))
-	c.byName = make(map[string]*flagRule, len(s.byName))
-	c.long = make(map[string]*flagRule, len(s.long))
-	c.single = make(map[string]*flagRule, len(s.single))
+	c.rules = make([]*flagRule, len(s.rules)) // the indexes of spellings still hold
 	for i, r := range s.rules {
 		if !r.hasPathRule() {
 			c.rules[i] = r
@@ -386,15 +447,6 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 			}
 		}
 		c.rules[i] = &nr
-	}
-	for k, r := range s.byName {
-		c.byName[k] = c.rules[r.index]
-	}
-	for k, r := range s.long {
-		c.long[k] = c.rules[r.index]
-	}
-	for k, r := range s.single {
-		c.single[k] = c.rules[r.index]
 	}
 	return c.bindPositionals(dir)
 }

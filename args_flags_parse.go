@@ -185,7 +185,7 @@ func (p *flagsParse) flagsObject(obj strictjson.Object) {
 		at = make([]int, len(p.s.rules))
 	}
 	for i := range obj {
-		r := p.s.byName[obj[i].Key]
+		r := p.s.rule(p.s.byName, obj[i].Key)
 		if r == nil {
 			unknown = append(unknown, obj[i].Key)
 			continue
@@ -416,10 +416,10 @@ func (s *flagsSchema) unknownFlagKey(key string) string {
 	}
 	bare := strings.TrimLeft(key, "-")
 	if bare != key {
-		if r := s.byName[bare]; r != nil {
+		if r := s.rule(s.byName, bare); r != nil {
 			return fmt.Sprintf("%s: undeclared flag; use the name without dashes: %q", quoteArg(key), r.Name)
 		}
-		if r := s.single[bare]; r != nil {
+		if r := s.rule(s.single, bare); r != nil {
 			return fmt.Sprintf("%s: undeclared flag; use the name %q", quoteArg(key), r.Name)
 		}
 	}
@@ -543,7 +543,7 @@ func (r *flagRule) looksLikeFlag(tok string) bool {
 func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValue bool, msg string) {
 	if strings.HasPrefix(tok, "--") {
 		name, val, eq := strings.Cut(tok[2:], "=")
-		if r := s.long[name]; r != nil {
+		if r := s.rule(s.long, name); r != nil {
 			if eq && r.values != nil {
 				return nil, "", false, r.valuesApartText(tok)
 			}
@@ -552,7 +552,7 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 			}
 			return r, val, eq, ""
 		}
-		if r := s.single[name]; r != nil {
+		if r := s.rule(s.single, name); r != nil {
 			return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled -%s", quoteArg(tok), name)
 		}
 		if name != "" {
@@ -564,7 +564,7 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 	}
 	rest := tok[1:]
 	name, val, eq := strings.Cut(rest, "=")
-	if r := s.single[name]; r != nil && len(name) > 1 {
+	if r := s.rule(s.single, name); r != nil && len(name) > 1 {
 		// A single-dash long name: -name, -name=value.
 		if eq && r.values != nil {
 			return nil, "", false, r.valuesApartText(tok)
@@ -574,7 +574,7 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 		}
 		return r, val, eq, ""
 	}
-	if r := s.single[rest[:1]]; r != nil {
+	if r := s.rule(s.single, rest[:1]); r != nil {
 		switch {
 		case len(rest) == 1:
 			return r, "", false, ""
@@ -592,7 +592,7 @@ func (s *flagsSchema) lookupFlag(tok string) (r *flagRule, value string, hasValu
 			return r, rest[1:], true, ""
 		}
 	}
-	if r := s.long[name]; r != nil {
+	if r := s.rule(s.long, name); r != nil {
 		return nil, "", false, fmt.Sprintf("%s: undeclared flag; it is spelled %s", quoteArg(tok), r.canon)
 	}
 	if m := s.abbreviationOf(name); m != "" {
