@@ -41,10 +41,11 @@ group() {
 
 # stdio_group: one round of MCP over stdio: the binary built above (and,
 # when EXECGATE_BENCH_BEFORE names another build, that one), one session
-# each, 2,000 sequential calls of an echo tool.
+# each, 2,000 sequential calls of an echo tool; with an older build, also
+# both at once with their calls alternated (BenchmarkStdioEchoPaired).
 stdio_group() {
 	EXECGATE_BENCH_BIN="$PWD/$OUT/execgate" "$OUT/cmd-execgate.test" -test.run '^$' \
-		-test.bench '^BenchmarkStdioEcho$' -test.benchtime 2000x -test.count 1 | tee -a "$OUT/stdio.txt"
+		-test.bench '^BenchmarkStdioEcho(Paired)?$' -test.benchtime 2000x -test.count 1 | tee -a "$OUT/stdio.txt"
 }
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -155,7 +156,8 @@ cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo
 	echo '```text'
 	if [ -n "${EXECGATE_BENCH_BEFORE:-}" ]; then
-		benchstat -col '/bin@(before current)' "$OUT/stdio.txt"
+		benchstat -col '/bin@(before current)' -filter '.name:StdioEcho' "$OUT/stdio.txt"
+		benchstat -filter '.name:StdioEchoPaired' "$OUT/stdio.txt"
 	else
 		benchstat "$OUT/stdio.txt"
 	fi

@@ -74,72 +74,144 @@ func BenchmarkStdioEcho(b *testing.B) {
 // benchStdioEcho runs one session of BenchmarkStdioEcho against the
 // binary at path.
 func benchStdioEcho(b *testing.B, path, config string) {
-	cmd := exec.Command(path, "serve", "--config", config)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		_ = stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
-	br := bufio.NewReaderSize(stdout, 64<<10)
-	roundTrip := func(line string) []byte {
-		if _, err := io.WriteString(stdin, line); err != nil {
-			b.Fatalf("the server stopped reading: %v; stderr: %s", err, stderr.Bytes())
-		}
-		answer, err := br.ReadSlice('\n')
-		if err != nil {
-			b.Fatalf("the server stopped answering: %v; stderr: %s", err, stderr.Bytes())
-		}
-		return answer
-	}
-	if a := roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}` + "\n"); !bytes.Contains(a, []byte(`"result"`)) {
-		b.Fatalf("initialize: %s", a)
-	}
-	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	// One call before measuring, so that every measured call finds the
-	// session, the tool and the caches as later calls do.
-	call := func(id int) {
-		a := roundTrip(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"echo_run","arguments":{"args":["hello"]}}}` + "\n")
-		if !bytes.Contains(a, []byte(`"id":`+strconv.Itoa(id)+`,`)) && !bytes.Contains(a, []byte(`"id":`+strconv.Itoa(id)+`}`)) ||
-			!bytes.Contains(a, []byte(`hello\n`)) || bytes.Contains(a, []byte(`"isError":true`)) {
-			b.Fatalf("call %d: %s", id, a)
-		}
-	}
-	call(1)
-
-	pid := cmd.Process.Pid
-	cpu0, sw0 := serverUsage(b, pid)
+	s := startStdioSession(b, path, config)
+	cpu0, sw0 := serverUsage(b, s.pid())
 	b.ResetTimer()
 	start := time.Now()
-	for i := range b.N {
-		call(i + 2)
+	for range b.N {
+		s.call()
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
-	cpu1, sw1 := serverUsage(b, pid)
+	cpu1, sw1 := serverUsage(b, s.pid())
 	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "server-cpu-ns/call")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 	b.ReportMetric(float64(sw1-sw0)/float64(b.N), "ctxsw/call")
+}
+
+// BenchmarkStdioEchoPaired is BenchmarkStdioEcho for the binary of this
+// tree and the one EXECGATE_BENCH_BEFORE names at once: one session with
+// each, and their calls alternated (current then before, then before then
+// current, and so on), so that both see the same machine load call by
+// call, which rounds of one session after the other do not ensure on a
+// busy machine. It reports, for each, calls/s over its own calls' wall
+// time and its server's CPU per call, and speedup, the before binary's
+// wall time over the current one's.
+//
+//	EXECGATE_BENCH_BEFORE=/path/to/old/execgate go test -run '^$' \
+//		-bench '^BenchmarkStdioEchoPaired$' -benchtime 2000x -count 6 ./cmd/execgate
+func BenchmarkStdioEchoPaired(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads the servers' CPU time from /proc")
+	}
+	before := os.Getenv("EXECGATE_BENCH_BEFORE")
+	if before == "" {
+		b.Skip("EXECGATE_BENCH_BEFORE names no binary to compare with")
+	}
+	config := filepath.Join(b.TempDir(), "echo.yaml")
+	if err := os.WriteFile(config, []byte(stdioBenchConfig), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	sessions := [2]*stdioSession{startStdioSession(b, benchBinary(b), config), startStdioSession(b, before, config)}
+	var (
+		wall [2]time.Duration
+		cpu0 [2]time.Duration
+	)
+	for i, s := range sessions {
+		cpu0[i], _ = serverUsage(b, s.pid())
+	}
+	b.ResetTimer()
+	for n := range b.N {
+		for k := range 2 {
+			i := (n + k) % 2 // each goes first every other time
+			start := time.Now()
+			sessions[i].call()
+			wall[i] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	for i, name := range []string{"current", "before"} {
+		cpu, _ := serverUsage(b, sessions[i].pid())
+		b.ReportMetric(float64(cpu-cpu0[i])/float64(b.N), name+"-server-cpu-ns/call")
+		b.ReportMetric(float64(b.N)/wall[i].Seconds(), name+"-calls/s")
+	}
+	b.ReportMetric(wall[1].Seconds()/wall[0].Seconds(), "speedup")
+}
+
+// stdioSession is one client of "execgate serve" over stdio, with the
+// MCP session initialized.
+type stdioSession struct {
+	b      *testing.B
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	br     *bufio.Reader
+	stderr bytes.Buffer
+	id     int
+}
+
+// startStdioSession starts "execgate serve --config config" with the
+// binary at path, initializes the session and makes one call, so that
+// every call measured after it finds the session, the tool and the caches
+// as later calls do. The server ends with the benchmark.
+func startStdioSession(b *testing.B, path, config string) *stdioSession {
+	s := &stdioSession{b: b, cmd: exec.Command(path, "serve", "--config", config)}
+	s.cmd.Stderr = &s.stderr
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = s.stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-done
+		}
+	})
+	s.br = bufio.NewReaderSize(stdout, 64<<10)
+	if a := s.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}` + "\n"); !bytes.Contains(a, []byte(`"result"`)) {
+		b.Fatalf("initialize: %s", a)
+	}
+	if _, err := io.WriteString(s.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	s.call()
+	return s
+}
+
+func (s *stdioSession) pid() int { return s.cmd.Process.Pid }
+
+// roundTrip writes line and returns the next line the server writes.
+func (s *stdioSession) roundTrip(line string) []byte {
+	if _, err := io.WriteString(s.stdin, line); err != nil {
+		s.b.Fatalf("the server stopped reading: %v; stderr: %s", err, s.stderr.Bytes())
+	}
+	answer, err := s.br.ReadSlice('\n')
+	if err != nil {
+		s.b.Fatalf("the server stopped answering: %v; stderr: %s", err, s.stderr.Bytes())
+	}
+	return answer
+}
+
+// call makes one call of echo_run and checks its answer.
+func (s *stdioSession) call() {
+	s.id++
+	id := strconv.Itoa(s.id)
+	a := s.roundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo_run","arguments":{"args":["hello"]}}}` + "\n")
+	if !bytes.Contains(a, []byte(`"id":`+id+`,`)) && !bytes.Contains(a, []byte(`"id":`+id+`}`)) ||
+		!bytes.Contains(a, []byte(`hello\n`)) || bytes.Contains(a, []byte(`"isError":true`)) {
+		s.b.Fatalf("call %s: %s", id, a)
+	}
 }
 
 // clockTick is the unit of the times in /proc/PID/stat: USER_HZ, 100 on
