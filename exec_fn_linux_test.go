@@ -3,13 +3,17 @@
 package execgate
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Invariant 11 of DESIGN.md: the record is true. Unconfined calls read
@@ -62,6 +66,109 @@ func TestRecordIsTrue_ReadBuffersCarryNothingOver(t *testing.T) {
 				wg.Go(func() { check(i) })
 			}
 			wg.Wait()
+		})
+	}
+}
+
+// Invariant 6 of DESIGN.md, on both ways DefaultExecFn supervises a call
+// on Linux: the poll loop of an unconfined call, and the reader
+// goroutines and timers that a confined call, or a kernel without pidfds,
+// takes. Each case is run on each.
+func TestBoundedEverything_BothSupervisions(t *testing.T) {
+	cases := []struct {
+		name  string
+		spec  func(t *testing.T) CommandSpec
+		ctx   func(t *testing.T) context.Context
+		check func(t *testing.T, res Result)
+	}{
+		{
+			name: "an exit status and the output are the command's",
+			spec: func(t *testing.T) CommandSpec { return procSpec(t, "exit", "exit", "3") },
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, TerminationExit, res.Termination, res.Stderr)
+				assert.Equal(t, 3, res.ExitCode)
+				assert.False(t, res.OutputIncomplete)
+			},
+		},
+		{
+			name: "the timeout kills the group, a grandchild holding stdout included",
+			spec: func(t *testing.T) CommandSpec {
+				s := procSpec(t, "group", "grandchild", "group", "sleep")
+				s.Timeout = 300 * time.Millisecond
+				return s
+			},
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, TerminationTimeout, res.Termination, res.Stderr)
+				assert.Equal(t, "SIGKILL", res.Signal)
+				assert.Equal(t, -1, res.ExitCode)
+				if res.Stdout != "" { // the grandchild may not have started in time
+					requireGone(t, procPID(t, res.Stdout))
+				}
+			},
+		},
+		{
+			name: "silence kills the group and keeps what was written",
+			spec: func(t *testing.T) CommandSpec {
+				s := procSpec(t, "silent", "silent", "hello", "1m")
+				s.NoOutputTimeout = 300 * time.Millisecond
+				return s
+			},
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, TerminationNoOutputTimeout, res.Termination, res.Stderr)
+				assert.Equal(t, "SIGKILL", res.Signal)
+				assert.Equal(t, "hello\n", res.Stdout)
+			},
+		},
+		{
+			name: "a context done while the command runs kills the group",
+			spec: func(t *testing.T) CommandSpec { return procSpec(t, "group", "grandchild", "group", "sleep") },
+			ctx: func(t *testing.T) context.Context {
+				ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+				t.Cleanup(cancel)
+				return ctx
+			},
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, TerminationCanceled, res.Termination, res.Stderr)
+				assert.Equal(t, "SIGKILL", res.Signal)
+				if res.Stdout != "" {
+					requireGone(t, procPID(t, res.Stdout))
+				}
+			},
+		},
+		{
+			name: "the leader's exit ends the call though an escaped grandchild holds stdout, which is said",
+			spec: func(t *testing.T) CommandSpec { return procSpec(t, "escape", "grandchild", "setsid", "exit") },
+			check: func(t *testing.T, res Result) {
+				pid := procPID(t, res.Stdout)
+				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+				assert.Equal(t, TerminationExit, res.Termination, res.Stderr)
+				assert.True(t, res.OK)
+				assert.True(t, res.OutputIncomplete, "the grandchild could still write after the call returned")
+			},
+		},
+	}
+	for _, path := range []struct {
+		name   string
+		polled bool
+	}{{"polled", true}, {"general", false}} {
+		t.Run(path.name, func(t *testing.T) {
+			if !path.polled {
+				saved := polledSupervision
+				polledSupervision = func() bool { return false }
+				t.Cleanup(func() { polledSupervision = saved })
+			} else {
+				require.True(t, polledSupervision(), "this kernel has pidfds (Linux 5.3 and later)")
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					ctx := t.Context()
+					if tc.ctx != nil {
+						ctx = tc.ctx(t)
+					}
+					res, _ := procRun(t, ctx, tc.spec(t))
+					tc.check(t, res)
+				})
+			}
 		})
 	}
 }
