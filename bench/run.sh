@@ -29,6 +29,7 @@ go build -o "$OUT/benchstat" "$BENCHSTAT_PKG" 2>/dev/null ||
 benchstat() { "$OUT/benchstat" "$@"; }
 
 go test -c -o "$OUT/execgate.test" .
+go test -c -o "$OUT/config.test" ./config
 go test -c -o "$OUT/cmd-execgate.test" ./cmd/execgate
 go build -o "$OUT/execgate" ./cmd/execgate
 
@@ -57,6 +58,9 @@ for round in $(seq "$COUNT"); do
 	group timeout 3x '^BenchmarkTimeoutGrandchild$'
 	group approvals 1s '^BenchmarkApprovalRoundTrip$'
 	group pending 2x '^BenchmarkPendingApprovals$'
+	# Configuration load: package config's own test binary.
+	"$OUT/config.test" -test.run '^$' -test.bench '^BenchmarkLoadProfiles$' \
+		-test.benchtime 1x -test.count 1 -test.benchmem | tee -a "$OUT/configload.txt"
 	stdio_group
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -147,6 +151,13 @@ cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo '```text'
 	cat "$OUT/approvals.txt" "$OUT/pending.txt" >"$OUT/approvals-all.txt"
 	benchstat "$OUT/approvals-all.txt"
+	echo '```'
+	echo
+
+	echo "### Configuration load: tools copied from the shipped profiles (targets: at most 100 µs and 10 KiB retained per tool)"
+	echo
+	echo '```text'
+	benchstat "$OUT/configload.txt"
 	echo '```'
 	echo
 
