@@ -194,3 +194,29 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
+
+// TestCompile_ConcurrentCallersShareOneMatcher compiles one pattern from
+// several goroutines at once: each gets the same matcher, which matches
+// as the pattern says (run with -race).
+func TestCompile_ConcurrentCallersShareOneMatcher(t *testing.T) {
+	const p = `^[0-9]{1,4}-concurrent$`
+	const n = 8
+	got := make([]*Matcher, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			m, err := Compile(p)
+			if err == nil && m.MatchString("123-concurrent") && !m.MatchString("12345-concurrent") {
+				got[i] = m
+			}
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		require.NotNil(t, got[i], "goroutine %d got a working matcher", i)
+		assert.Same(t, got[0], got[i], "goroutine %d shares the first one's matcher", i)
+	}
+}
