@@ -219,8 +219,8 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 	}
 	defer wg.Wait()
 
-	// A context that cannot be watched without a descriptor is treated as
-	// a cancellation: the command must not run beyond its caller's reach.
+	// kill kills the group and the leader once, for reason r; the first
+	// reason wins.
 	var reason Termination
 	killed := false
 	kill := func(r Termination) {
@@ -236,6 +236,8 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 			cmd.Process.Kill()
 		}
 	}
+	// A context that cannot be watched (no eventfd) is treated as a
+	// cancellation: the command must not run beyond its caller's reach.
 	cancel, err := newCanceler(ctx)
 	if err != nil {
 		kill(TerminationCanceled)
