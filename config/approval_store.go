@@ -83,9 +83,7 @@ func (b *builder) checkApprovalStore(doc *approvalStoreDoc) ApprovalStore {
 		return ApprovalStore{}
 	}
 	out := ApprovalStore{Line: doc.key.Line}
-	if doc.dsn != nil {
-		b.add(doc.dsn, keyPath(doc.path, "dsn"), "the connection string is never written in the file: put it in an environment variable of serve's process and name the variable with dsn_env, such as dsn_env: EXECGATE_PG_DSN")
-	}
+	b.refuseDSN(doc)
 	kind := ApprovalStoreMemory
 	if doc.kind.set {
 		kind = doc.kind.v
@@ -104,30 +102,56 @@ func (b *builder) checkApprovalStore(doc *approvalStoreDoc) ApprovalStore {
 		return out
 	}
 	out.Kind = kind
-	b.required(doc.node, doc.path, doc.keys, "dsn_env", "the name of the environment variable that holds the PostgreSQL connection string, such as EXECGATE_PG_DSN; never the connection string itself")
-	if f := doc.dsnEnv; f.set {
-		switch {
-		case strings.Contains(f.v, "://") || strings.Contains(f.v, "="):
-			b.add(f.node, f.path, "looks like a connection string, which is never written in the file: put it in an environment variable and name the variable here, such as EXECGATE_PG_DSN")
-		case !envNameRe.MatchString(f.v):
-			b.add(f.node, f.path, "must be the name of an environment variable, such as EXECGATE_PG_DSN (letters, digits and _, not starting with a digit, at most 128), never the connection string itself")
-		default:
-			if by, ok := b.inheritedEnv()[f.v]; ok {
-				b.add(f.node, f.path, "names a variable that inherit_env at line %d passes to %s: the commands an agent runs would hold the database's connection string; keep it in a variable no tool inherits", by.line, by.what)
-			} else {
-				out.DSNEnv = f.v
-			}
-		}
-	}
-	out.Table = DefaultApprovalTable
-	if f := doc.tabl; f.set {
-		if len(f.v) > 48 || !tableRe.MatchString(f.v) {
-			b.add(f.node, f.path, "must be a lowercase SQL identifier ([a-z_][a-z0-9_]*), optionally qualified by a schema (approvals.pending), at most 48 bytes")
-		} else {
-			out.Table = f.v
-		}
-	}
+	out.DSNEnv = b.checkDSNEnv(doc)
+	out.Table = b.checkTable(doc.tabl, DefaultApprovalTable, "approvals.pending")
 	return out
+}
+
+// refuseDSN refuses the dsn key of a store's section, if the file has
+// one, without repeating its value.
+func (b *builder) refuseDSN(doc *approvalStoreDoc) {
+	if doc.dsn != nil {
+		b.add(doc.dsn, keyPath(doc.path, "dsn"), "the connection string is never written in the file: put it in an environment variable of serve's process and name the variable with dsn_env, such as dsn_env: EXECGATE_PG_DSN")
+	}
+}
+
+// checkDSNEnv checks the dsn_env of a postgres store's section (the
+// approval store's or the audit store's) and returns it, or "" when it
+// is missing or refused. No message repeats the value: it may be a
+// connection string, with its password, pasted in place of a name.
+func (b *builder) checkDSNEnv(doc *approvalStoreDoc) string {
+	b.required(doc.node, doc.path, doc.keys, "dsn_env", "the name of the environment variable that holds the PostgreSQL connection string, such as EXECGATE_PG_DSN; never the connection string itself")
+	f := doc.dsnEnv
+	if !f.set {
+		return ""
+	}
+	switch {
+	case strings.Contains(f.v, "://") || strings.Contains(f.v, "="):
+		b.add(f.node, f.path, "looks like a connection string, which is never written in the file: put it in an environment variable and name the variable here, such as EXECGATE_PG_DSN")
+	case !envNameRe.MatchString(f.v):
+		b.add(f.node, f.path, "must be the name of an environment variable, such as EXECGATE_PG_DSN (letters, digits and _, not starting with a digit, at most 128), never the connection string itself")
+	default:
+		if by, ok := b.inheritedEnv()[f.v]; ok {
+			b.add(f.node, f.path, "names a variable that inherit_env at line %d passes to %s: the commands an agent runs would hold the database's connection string; keep it in a variable no tool inherits", by.line, by.what)
+			return ""
+		}
+		return f.v
+	}
+	return ""
+}
+
+// checkTable checks the table of a postgres store's section and returns
+// it, or def when the file does not set it or sets one that is refused;
+// example is a qualified name the message shows.
+func (b *builder) checkTable(f val[string], def, example string) string {
+	if !f.set {
+		return def
+	}
+	if len(f.v) > 48 || !tableRe.MatchString(f.v) {
+		b.add(f.node, f.path, "must be a lowercase SQL identifier ([a-z_][a-z0-9_]*), optionally qualified by a schema (%s), at most 48 bytes", example)
+		return def
+	}
+	return f.v
 }
 
 // String says which store s is, as execgate check reports it; it names

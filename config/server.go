@@ -156,6 +156,11 @@ type Server struct {
 	// store when the file does not set it.
 	ApprovalStore ApprovalStore
 
+	// AuditStore is server.audit_store: the PostgreSQL table serve
+	// appends every call's audit entries to, beside the file of --audit,
+	// if any; no table when the file does not set it.
+	AuditStore AuditStore
+
 	// Line is the line of the server key in the file.
 	Line int
 }
@@ -192,6 +197,7 @@ type serverDoc struct {
 	notify                         []*notifyDoc
 	notifyKey                      *yaml.Node
 	approvalStore                  *approvalStoreDoc
+	auditStore                     *approvalStoreDoc
 }
 
 // tokenDoc is one entry of the tokens or approvers list.
@@ -231,6 +237,7 @@ func (d *decoder) server(n *yaml.Node, path string) *serverDoc {
 		"max_grant":            d.duration(&s.maxGrant, true),
 
 		"approval_store": func(k, v *yaml.Node, p string) { s.approvalStore = d.approvalStore(k, v, p) },
+		"audit_store":    func(k, v *yaml.Node, p string) { s.auditStore = d.approvalStore(k, v, p) },
 
 		"notify": func(k, v *yaml.Node, p string) {
 			s.notifyKey = k
@@ -321,6 +328,7 @@ func (b *builder) serverSection(doc *serverDoc, key *yaml.Node) *Server {
 	b.serverLimits(doc, srv)
 	srv.Notify = b.notifyList(doc)
 	srv.ApprovalStore = b.checkApprovalStore(doc.approvalStore)
+	srv.AuditStore = b.checkAuditStore(doc.auditStore)
 	return srv
 }
 
