@@ -8,7 +8,7 @@ import (
 )
 
 // TestCheck_SaysWhichApprovalStore: execgate check says where serve
-// would keep approvals, naming the variable of a connection string and
+// would keep approvals and its audit table, naming the variable of a connection string and
 // never its value.
 func TestCheck_SaysWhichApprovalStore(t *testing.T) {
 	t.Setenv("EXECGATE_TEST_CHECK_DSN", "postgres://u:pw-not-shown@db/x")
@@ -21,6 +21,12 @@ func TestCheck_SaysWhichApprovalStore(t *testing.T) {
 		{"postgres names its table and the variable of its connection string",
 			"version: 1\ntools: []\nserver: {approval_store: {kind: postgres, dsn_env: EXECGATE_TEST_CHECK_DSN, table: gate_approvals}}\n",
 			"approval store: postgres (table gate_approvals, connection string from $EXECGATE_TEST_CHECK_DSN)"},
+		{"a file without audit_store keeps no audit table",
+			"version: 1\ntools: []\n",
+			"audit store: none (the file of --audit only, if given)"},
+		{"an audit table is named with the variable of its connection string",
+			"version: 1\ntools: []\nserver: {audit_store: {kind: postgres, dsn_env: EXECGATE_TEST_CHECK_DSN, table: gate_audit}}\n",
+			"audit store: postgres (table gate_audit, connection string from $EXECGATE_TEST_CHECK_DSN)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", "check", "--config", writeFile(t, "tools.yaml", tc.text))

@@ -7,8 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/execgate/execgate/stores/pgstore"
 )
 
@@ -26,17 +24,13 @@ func verifyPGAudit(c *cli, ctx context.Context, dsnEnv, table string) int {
 		table = pgstore.DefaultAuditTable
 	}
 	label := "table " + table
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		return c.fail(exitUsage, fmt.Errorf("the variable %s that --dsn-env names is not set or empty: set it to the PostgreSQL connection string of the audit table's database", dsnEnv))
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := pgPoolConfig(os.Getenv, dsnEnv, "--dsn-env", "of the audit table's database")
 	if err != nil {
-		return c.fail(exitUsage, fmt.Errorf("the value of %s is not a PostgreSQL connection string (URL or key=value form)", dsnEnv))
+		return c.fail(exitUsage, err)
 	}
 	cfg.MaxConns = 1
 	cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgConnect(ctx, cfg)
 	if err != nil {
 		return c.fail(exitUsage, fmt.Errorf("connecting to the database of %s: %w", dsnEnv, err))
 	}
@@ -45,11 +39,11 @@ func verifyPGAudit(c *cli, ctx context.Context, dsnEnv, table string) int {
 	var ve *pgstore.AuditVerifyError
 	switch {
 	case errors.As(err, &ve):
-		fmt.Fprintf(c.stderr, "%s: broken: %v\n", label, ve)
+		fmt.Fprintf(c.stderr, "%s: broken: %v\n", label, scrubPassword(ve, cfg))
 		printUnfinished(c.stdout, label, rep)
 		return exitFailed
 	case err != nil:
-		return c.fail(exitUsage, fmt.Errorf("%s in the database of %s cannot be read: %w", label, dsnEnv, err))
+		return c.fail(exitUsage, fmt.Errorf("%s in the database of %s cannot be read: %w", label, dsnEnv, scrubPassword(err, cfg)))
 	}
 	head := rep.Head
 	fmt.Fprintf(c.stdout, "%s: ok: %d entries, head seq %d sha256 %s\n", label, head.Seq, head.Seq, head.SHA256)

@@ -124,7 +124,7 @@ func TestAuditVerify_PostgresTable(t *testing.T) {
 			name:     "a database that cannot be reached is exit 2 and its password is not printed",
 			envValue: closed,
 			args:     func(table string) []string { return []string{"audit", "verify", "--dsn-env", env, "--table", table} },
-			code:     exitUsage, stderr: "cannot be read",
+			code:     exitUsage, stderr: "connecting to the database of " + env + ":",
 		},
 		{
 			name:     "a variable that is not set is named",

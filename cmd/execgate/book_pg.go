@@ -59,24 +59,20 @@ type pgStore struct {
 func openPGStore(srv *config.Server, getenv func(string) string) (*pgStore, error) {
 	s := srv.ApprovalStore
 	where := fmt.Sprintf("server.approval_store (line %d)", s.Line)
-	dsn := getenv(s.DSNEnv)
-	if dsn == "" {
-		return nil, fmt.Errorf("%s: the variable %s that dsn_env names is not set or empty: set it to the PostgreSQL connection string in serve's environment", where, s.DSNEnv)
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := pgPoolConfig(getenv, s.DSNEnv, "dsn_env", "in serve's environment")
 	if err != nil {
-		return nil, fmt.Errorf("%s: the value of %s is not a PostgreSQL connection string (URL or key=value form)", where, s.DSNEnv)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpenTimeout)
 	defer cancel()
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgConnect(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: connecting to the database of %s: %w", where, s.DSNEnv, err)
 	}
 	p := &pgStore{pool: pool}
 	if err := p.migrate(ctx, srv); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %w", where, scrubPassword(err, cfg))
 	}
 	return p, nil
 }

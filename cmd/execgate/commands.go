@@ -138,6 +138,7 @@ func summarize(w io.Writer, file string, l *config.Loaded) {
 	}
 	fmt.Fprintf(w, "bounds: %d commands at once, %d per principal; a call over them %s\n", s.MaxConcurrent, s.MaxConcurrentPerPrincipal, wait)
 	fmt.Fprintf(w, "approval store: %s\n", s.ApprovalStore)
+	fmt.Fprintf(w, "audit store: %s\n", s.AuditStore)
 }
 
 func principals(ts []config.Token) string {

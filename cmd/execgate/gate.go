@@ -28,11 +28,18 @@ type gate struct {
 	// pg holds the approvals in PostgreSQL (server.approval_store kind
 	// postgres); nil keeps them in memory.
 	pg *pgStore
+	// pgAudit appends every call to the PostgreSQL table of
+	// server.audit_store; nil without one.
+	pgAudit *pgAudit
+	// trail is what records the calls, the chain and the table, as one
+	// ReadyAuditor that is ready when each is; nil with neither.
+	trail execgate.ReadyAuditor
 }
 
 // openGate loads the configuration at configPath and builds an Executor
 // from it. With auditPath, every call is also appended to the hash-chained
-// audit file there, and the Executor refuses calls it cannot record.
+// audit file there, and, with the server section's audit_store, to its
+// PostgreSQL table; the Executor refuses calls either cannot record.
 // Every Event also goes to each of also (serve --otel's spans).
 func openGate(configPath, auditPath string, also ...execgate.Auditor) (*gate, error) {
 	loaded, err := config.LoadFile(configPath)
@@ -44,23 +51,37 @@ func openGate(configPath, auditPath string, also ...execgate.Auditor) (*gate, er
 
 // newGate builds the Executor of a loaded configuration; execFn nil means
 // the default, which starts real processes. The audit chain of auditPath
-// comes first, then also, each handed every Event.
+// comes first, then the audit table of server.audit_store, then also,
+// each handed every Event.
 func newGate(loaded *config.Loaded, auditPath string, execFn execgate.ExecFn, also ...execgate.Auditor) (*gate, error) {
 	g := &gate{loaded: loaded}
-	auditors := slices.Clone(also)
+	var trail []execgate.Auditor
 	if auditPath != "" {
 		var err error
 		g.chain, err = audit.OpenChain(auditPath, audit.ChainOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("audit file %s: %w", auditPath, err)
 		}
-		auditors = slices.Insert(auditors, 0, execgate.Auditor(g.chain))
+		trail = append(trail, g.chain)
 	}
+	srv := g.server()
+	pa, err := auditStoreOf(srv)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.pgAudit = pa
+	if pa != nil {
+		trail = append(trail, pa.auditor)
+	}
+	if len(trail) > 0 {
+		g.trail = audit.Multi(trail...)
+	}
+	auditors := slices.Concat(trail, also)
 	var auditor execgate.Auditor = recorder{}
 	if len(auditors) > 0 {
 		auditor = audit.Multi(append(auditors, recorder{})...)
 	}
-	srv := g.server()
 	pg, err := approvalStoreOf(srv)
 	if err != nil {
 		g.Close()
@@ -110,12 +131,15 @@ func (g *gate) visible(_ context.Context, principal string, spec execgate.Comman
 	return g.loaded.Engine.MayServe(principal, spec, g.x.Allowlist())
 }
 
-// Close stops recording grants' expiries and closes the audit file, if
-// any.
+// Close stops recording grants' expiries and closes the audit file and
+// the databases' pools, if any.
 func (g *gate) Close() error {
 	g.grants.stop()
 	if g.pg != nil {
 		g.pg.Close()
+	}
+	if g.pgAudit != nil {
+		g.pgAudit.Close()
 	}
 	if g.chain != nil {
 		return g.chain.Close()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/execgate/execgate"
-	"github.com/execgate/execgate/audit"
 )
 
 // The paths of the probes every HTTP listener of serve answers.
@@ -103,7 +102,9 @@ const auditRetryEvery = time.Second
 // marks in the trail where recording resumed, and the gate is ready
 // again. A trail that takes records gets nothing from a probe.
 type auditProbe struct {
-	chain *audit.Chain
+	// trail is the audit file's chain, the audit table's Auditor, or
+	// both as one.
+	trail execgate.ReadyAuditor
 	x     *execgate.Executor
 	now   func() time.Time // nil: time.Now
 	mu    sync.Mutex
@@ -117,12 +118,12 @@ func (a *auditProbe) ready(r *http.Request) error {
 	if a.now != nil {
 		now = a.now
 	}
-	if err := a.chain.Ready(ctx); err == nil || !a.due(now()) {
+	if err := a.trail.Ready(ctx); err == nil || !a.due(now()) {
 		return err
 	}
 	ref := execgate.Refusal{Route: route(r), Kind: execgate.ErrorKindAudit, Reason: "readiness probe while the audit trail refused records: an attempt to record again"}
 	_ = a.x.RecordRefusal(context.WithoutCancel(ctx), ref)
-	return a.chain.Ready(ctx)
+	return a.trail.Ready(ctx)
 }
 
 // due reports whether an attempt may be made at now, and if so counts
@@ -138,10 +139,10 @@ func (a *auditProbe) due(now time.Time) bool {
 }
 
 // readiness returns what /readyz asks of g beyond its listener's state:
-// nil without an audit trail.
+// nil without an audit trail (neither --audit nor server.audit_store).
 func (g *gate) readiness() func(*http.Request) error {
-	if g.chain == nil {
+	if g.trail == nil {
 		return nil
 	}
-	return (&auditProbe{chain: g.chain, x: g.x}).ready
+	return (&auditProbe{trail: g.trail, x: g.x}).ready
 }

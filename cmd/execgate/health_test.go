@@ -237,7 +237,7 @@ func TestProbes_ReadyzFollowsTheAuditTrail(t *testing.T) {
 	require.NoError(t, err)
 	now := time.Unix(1_700_000_000, 0)
 	g := &gate{loaded: loaded, x: x, chain: chain}
-	ap := &auditProbe{chain: g.chain, x: g.x, now: func() time.Time { return now }}
+	ap := &auditProbe{trail: g.chain, x: g.x, now: func() time.Time { return now }}
 	p := newProbes(http.NotFoundHandler(), ap.ready)
 	p.serving()
 	readyz := func() int {

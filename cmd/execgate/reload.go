@@ -200,6 +200,9 @@ func (r *reloader) restartNeeded(old, next *config.Server) {
 	if a, b := old.ApprovalStore, next.ApprovalStore; a.Kind != b.Kind || a.DSNEnv != b.DSNEnv || a.Table != b.Table {
 		keys = append(keys, "approval_store")
 	}
+	if a, b := old.AuditStore, next.AuditStore; a.Kind != b.Kind || a.DSNEnv != b.DSNEnv || a.Table != b.Table {
+		keys = append(keys, "audit_store")
+	}
 	if old.MaxPendingPerPrincipal != next.MaxPendingPerPrincipal {
 		keys = append(keys, "max_pending_per_principal")
 	}
