@@ -144,7 +144,9 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 // an io.PipeReader, and a reader with read deadlines that takes one (an
 // *os.File in Go's poller, such as a pipe set non-blocking, or a
 // net.Conn), as opposed to a file read with blocking system calls (a
-// blocking standard input), which a Close does not interrupt.
+// blocking standard input), which a Close does not interrupt. Asking
+// clears a read deadline already set on r: the transport reads until the
+// session ends, and sets none.
 func interruptible(r io.Reader) bool {
 	switch r := r.(type) {
 	case *io.PipeReader:
