@@ -471,11 +471,54 @@
 // give a principal up to N times per_minute, burst and budget; divide
 // them by N to hold a principal to a total), the concurrency bounds, the
 // 8 waits per principal, the grants given with approvals, and the
-// webhooks' queues (each replica tells of what it saw). An approval whose
-// replica was killed while it ran the call reads running, and failed
-// once its lifetime has passed again after its expiry: it ran at most
-// once, and the audit trail says whether. A reload does not change the
+// webhooks' queues (each replica tells of what it saw). The replica that
+// takes an approval to run it holds it under a lease it renews every 30
+// s while the call runs, however long that is: no other replica marks
+// it failed or settles it meanwhile. An approval whose replica was
+// killed while it ran the call reads running, and failed once the lease
+// has lapsed (3 minutes after its last renewal): it ran at most once,
+// and the audit trail says whether. A decision that comes after its
+// lease lapsed changes nothing and is logged at warn. A reload does not change the
 // store; a changed approval_store waits for a restart.
+//
+// # The audit trail on PostgreSQL
+//
+// With
+//
+//	server:
+//	  audit_store: {kind: postgres, dsn_env: EXECGATE_PG_DSN, table: execgate_audit}
+//
+// serve (and run) append every call's entries to the table, in the
+// database whose connection string is in the variable dsn_env names
+// (never in the file; it may be the approval store's variable), through
+// stores/pgstore's Auditor: every replica on the same table appends to
+// one hash-chained trail, ordered by a lock the database holds for each
+// entry, with each row the line an audit file would hold. With --audit
+// FILE too, each call is recorded in both, and refused when either
+// cannot record it. The intent of a call is in the table before its
+// process starts; while the database cannot record, calls are refused
+// (503, kind audit), /readyz answers 503, and a probe of /readyz tries to
+// record again at most once a second, so that the replica is ready again
+// once the database is back. serve does not start when the variable is
+// unset or the database cannot be reached. execgate audit verify
+// --dsn-env EXECGATE_PG_DSN --table execgate_audit checks the table.
+//
+// At start, serve uses the table as it is when it exists with its
+// triggers, and otherwise creates or completes it (stores/pgstore's
+// MigrateAudit). In production, create it once as the role that is to own
+// it (start serve once with that role's connection string), and give the
+// role serve connects as only SELECT and INSERT on it (and USAGE on its
+// schema): the triggers that keep the table append-only hold against
+// every role but its owner and superusers. A reload does not change the
+// table; a changed audit_store waits for a restart.
+//
+// A password in a URL connection string must be percent-encoded (@ as
+// %40, / as %2F): PostgreSQL's drivers end the user and password at the
+// first @, and the rest of the password would become the host, which a
+// connection error prints. serve, run and audit verify refuse a
+// connection string whose host or database name reads so, naming the
+// variable and never repeating its value, and cut the password out of
+// any connection error they print.
 //
 // # Grants
 //
@@ -577,7 +620,8 @@
 //	/readyz   200 {"status":"ok"} while the address serves and the gate
 //	          can take calls; 503 {"status":"unavailable"} before it
 //	          serves, once it is shutting down, and while the audit
-//	          trail (--audit) refuses records (readiness)
+//	          trail (--audit, server.audit_store) refuses records
+//	          (readiness)
 //
 // Any other method on those paths is refused like a method any route
 // does not serve (405, Allow: GET, HEAD, recorded); "/healthz/" and
@@ -759,7 +803,10 @@
 // and refuse calls when it cannot record them. Over MCP, a call of a tool
 // that is not listed is recorded as a refusal too (op "request", route
 // "mcp tools/call", error "not_found"). execgate audit verify FILE
-// checks it and prints its head, to keep elsewhere.
+// checks it and prints its head, to keep elsewhere. With the server
+// section's audit_store (see "The audit trail on PostgreSQL"), every
+// call is also appended to a PostgreSQL table, which execgate audit
+// verify --dsn-env NAME --table T checks alike.
 //
 // A request the HTTP API refuses before the gate (a missing or unknown
 // token, a token of the wrong role, a body too large, not JSON or
