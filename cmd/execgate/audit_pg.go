@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/stores/pgstore"
 )
@@ -16,7 +17,28 @@ import (
 // chain with every other replica's.
 type pgAudit struct {
 	pool    *pgxpool.Pool
-	auditor *pgstore.Auditor
+	auditor *scrubbedAuditor
+}
+
+// scrubbedAuditor is a pgstore.Auditor whose errors, which the Executor
+// hands to callers inside an *execgate.AuditError and serve logs, have
+// the connection string's password cut out (scrubPassword), should the
+// driver or the server ever quote it.
+type scrubbedAuditor struct {
+	a   *pgstore.Auditor
+	cfg *pgxpool.Config
+}
+
+var _ execgate.ReadyAuditor = (*scrubbedAuditor)(nil)
+
+// Audit implements execgate.Auditor.
+func (s *scrubbedAuditor) Audit(ctx context.Context, ev execgate.Event) error {
+	return scrubPassword(s.a.Audit(ctx, ev), s.cfg)
+}
+
+// Ready implements execgate.ReadyAuditor.
+func (s *scrubbedAuditor) Ready(ctx context.Context) error {
+	return scrubPassword(s.a.Ready(ctx), s.cfg)
 }
 
 // openPGAudit connects to the database whose connection string is in the
@@ -44,7 +66,7 @@ func openPGAudit(srv *config.Server, getenv func(string) string) (*pgAudit, erro
 		pool.Close()
 		return nil, fmt.Errorf("%s: %w", where, scrubPassword(err, cfg))
 	}
-	return &pgAudit{pool: pool, auditor: a}, nil
+	return &pgAudit{pool: pool, auditor: &scrubbedAuditor{a: a, cfg: cfg}}, nil
 }
 
 // newPGAuditor returns an Auditor on table, migrating the table first

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -354,4 +356,126 @@ func TestServe_RefusesWithoutTheAuditDSN(t *testing.T) {
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "server.audit_store (line 13): the variable "+replicaDSNEnv+" that dsn_env names is not set or empty")
 	assert.NotContains(t, string(out), "serving the HTTP API")
+}
+
+// startReplicaWith starts serve --http on config with the replicas' connection
+// string dsn and the further flags, and waits until it serves.
+func startReplicaWith(t *testing.T, config, dsn string, flags ...string) *replica {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"serve", "--config", config, "--http", "127.0.0.1:0"}, flags...)...)
+	cmd.Env = append(os.Environ(), replicaDSNEnv+"="+dsn)
+	r := &replica{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = r.stderr
+	require.NoError(t, cmd.Start())
+	go func() { _ = cmd.Wait(); close(r.exited) }()
+	t.Cleanup(r.kill)
+	r.base = r.stderr.waitFor(t, regexp.MustCompile(`serving the HTTP API on (http://127\.0\.0\.1:\d+)`))
+	return r
+}
+
+// fileEntries reads the entries of the audit file at path.
+func fileEntries(t *testing.T, path string) []audit.Entry {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []audit.Entry
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var e audit.Entry
+		require.NoError(t, json.Unmarshal([]byte(l), &e))
+		out = append(out, e)
+	}
+	return out
+}
+
+// runIntents counts the intents of record.run's calls run at once.
+func runIntents(entries []audit.Entry) int {
+	n := 0
+	for _, e := range entries {
+		if e.Op == execgate.OpRun && e.Phase == execgate.PhaseIntent && e.Name == "record.run" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRecordIsTrue_AuditFileAndTable (invariant 11): with --audit FILE
+// and server.audit_store, every call is recorded in both, each of which
+// verifies.
+func TestRecordIsTrue_AuditFileAndTable(t *testing.T) {
+	dsn := pgTestDSN(t)
+	dir := t.TempDir()
+	table := auditTableOf(t, dsn, replicaTable(t, dsn))
+	config := writeFile(t, "tools.yaml", auditOnlyConfig(dir, table))
+	file := filepath.Join(dir, "audit.jsonl")
+	a := startReplicaWith(t, config, dsn, "--audit", file)
+	for i := range 3 {
+		code, resp, err := a.do("POST", "/v1/tools/record.run", callerToken, fmt.Sprintf(`{"stdin": "both-%d\n"}`, i))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, code, "%+v", resp.Error)
+	}
+	a.stop()
+
+	out, err := exec.Command(binary(t), "audit", "verify", file).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	entries := auditEntries(t, dsn, table)
+	verifyAuditTable(t, dsn, table, len(entries))
+	assert.Equal(t, 3, runIntents(fileEntries(t, file)), "the file holds the three intents")
+	assert.Equal(t, 3, runIntents(entries), "the table holds the three intents")
+}
+
+// TestServe_AuditTableWithAnAppendOnlyRole: serve connects as a role
+// that may only SELECT and INSERT on an audit table its owner created,
+// and records every call in it without changing the table; on a table
+// that does not exist yet, the same role cannot create it, and serve
+// does not start, saying to create it as its owner.
+func TestServe_AuditTableWithAnAppendOnlyRole(t *testing.T) {
+	dsn := pgTestDSN(t)
+	dir := t.TempDir()
+	table := auditTableOf(t, dsn, replicaTable(t, dsn))
+	missing := auditTableOf(t, dsn, replicaTable(t, dsn))
+	ctx := context.Background()
+	owner, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer owner.Close(ctx)
+	role := table + "_gate"
+	_, err = owner.Exec(ctx, "CREATE ROLE "+pgx.Identifier{role}.Sanitize()+" LOGIN")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("dropping the role %s: %v", role, err)
+			return
+		}
+		defer conn.Close(ctx)
+		for _, stmt := range []string{"DROP OWNED BY " + pgx.Identifier{role}.Sanitize(), "DROP ROLE IF EXISTS " + pgx.Identifier{role}.Sanitize()} {
+			if _, err := conn.Exec(ctx, stmt); err != nil {
+				t.Logf("%s: %v", stmt, err)
+			}
+		}
+	})
+	// As at deployment: serve, started once with the owner's connection
+	// string, creates the table; the gate's role may then only append.
+	startReplicaWith(t, writeFile(t, "owner.yaml", auditOnlyConfig(dir, table)), dsn).stop()
+	_, err = owner.Exec(ctx, "GRANT SELECT, INSERT ON "+pgx.Identifier{table}.Sanitize()+" TO "+pgx.Identifier{role}.Sanitize())
+	require.NoError(t, err)
+
+	cfg, err := pgx.ParseConfig(dsn)
+	require.NoError(t, err)
+	roleDSN := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", role, cfg.Host, cfg.Port, cfg.Database)
+	a := startReplicaWith(t, writeFile(t, "tools.yaml", auditOnlyConfig(dir, table)), roleDSN)
+	code, resp, err := a.do("POST", "/v1/tools/record.run", callerToken, `{"stdin": "as-the-gate-role\n"}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code, "%+v", resp.Error)
+	a.stop()
+	entries := auditEntries(t, dsn, table)
+	verifyAuditTable(t, dsn, table, len(entries))
+	assert.Equal(t, 1, runIntents(entries))
+
+	cmd := exec.Command(binary(t), "serve", "--config", writeFile(t, "missing.yaml", auditOnlyConfig(dir, missing)), "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), replicaDSNEnv+"="+roleDSN)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), "server.audit_store (line 13): the audit table "+missing+" is not ready")
+	assert.Contains(t, string(out), "run the migration once as the role that is to own the table")
 }
