@@ -560,6 +560,19 @@
 //	                    grants
 //	notify              list of webhooks serve tells of approvals (see
 //	                    below), at most 16
+//	approval_store      {kind, dsn_env, table}: where serve keeps pending
+//	                    approvals, decisions and the results of approved
+//	                    calls; kind memory (the default) or postgres, with
+//	                    dsn_env the name of the variable of serve's own
+//	                    environment that holds the connection string
+//	                    (never the string itself, which is refused at its
+//	                    line without being repeated), so that several
+//	                    replicas on one database share them
+//	audit_store         {kind: postgres, dsn_env, table}: a hash-chained,
+//	                    append-only table that serve records every call
+//	                    in, one chain for every replica (with --audit FILE
+//	                    too when both are given); dsn_env as for
+//	                    approval_store
 //
 // Both keys of an entry are required. sha256 is the token's SHA-256, 64
 // hex digits (quote it if YAML would read it as a number); a token is
