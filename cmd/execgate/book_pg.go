@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/execgate/execgate"
@@ -99,19 +101,87 @@ func (p *pgStore) migrate(ctx context.Context, srv *config.Server) error {
 // Close closes the pool.
 func (p *pgStore) Close() { p.pool.Close() }
 
+// pgLeaseFor is how long a replica's take of an approval is its own
+// from each renewal (see pgstore.Lease): a replica that stops, or
+// loses the database for longer, has its approvals read failed by the
+// others once it has passed. pgLeaseRenewEvery is how often the owner
+// renews it while the call runs, well within pgLeaseFor.
+const (
+	pgLeaseFor        = 3 * time.Minute
+	pgLeaseRenewEvery = 30 * time.Second
+)
+
 // pgBook is the approvalBook of a gate whose approvals are in
-// PostgreSQL, shared by every replica on the same tables.
+// PostgreSQL, shared by every replica on the same tables. The
+// approvals it takes it holds under a lease of its own owner ID, which
+// it renews until it settles or releases them, so that a call that runs
+// longer than its approval's lifetime still reads running on every
+// replica, and its Result is kept.
 type pgBook struct {
 	states *pgstore.States
 	now    func() time.Time
 	notify *notifier
+	// owner is the owner of this book's leases: random, made when it
+	// is made, so each replica (and each start of one) has its own.
+	owner string
+	// log tells of a decision the store no longer waited for.
+	log *slog.Logger
 
 	mu    sync.Mutex
 	waits map[string]int
+	// renewing holds, for each approval this book holds, what stops the
+	// renewal of its lease.
+	renewing map[string]context.CancelFunc
 }
 
 func newPGBook(states *pgstore.States, notify *notifier) *pgBook {
-	return &pgBook{states: states, now: time.Now, notify: notify, waits: make(map[string]int)}
+	return &pgBook{states: states, now: time.Now, notify: notify, owner: uuid.NewString(), log: slog.Default(),
+		waits: make(map[string]int), renewing: make(map[string]context.CancelFunc)}
+}
+
+// lease is the lease under which b takes approvals.
+func (b *pgBook) lease() pgstore.Lease { return pgstore.Lease{Owner: b.owner, For: pgLeaseFor} }
+
+// hold renews the lease of b's take of the approval with the given ID
+// every pgLeaseRenewEvery until b lets it go (see letGo) or the store
+// says b no longer holds it.
+func (b *pgBook) hold(id string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.mu.Lock()
+	if stop, ok := b.renewing[id]; ok {
+		stop()
+	}
+	b.renewing[id] = cancel
+	b.mu.Unlock()
+	go func() {
+		t := time.NewTicker(pgLeaseRenewEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+			held, err := b.states.Renew(rctx, id, b.lease())
+			rcancel()
+			if err == nil && !held {
+				b.log.Warn("execgate: an approval this replica is running is no longer its own in the approval store: its lease lapsed while the database was out of reach, and the approval reads failed", "approval", id)
+				b.letGo(id)
+				return
+			}
+		}
+	}()
+}
+
+// letGo stops renewing the lease of the approval with the given ID.
+func (b *pgBook) letGo(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if stop, ok := b.renewing[id]; ok {
+		stop()
+		delete(b.renewing, id)
+	}
 }
 
 var _ approvalBook = (*pgBook)(nil)
@@ -144,12 +214,15 @@ func (b *pgBook) Take(ctx context.Context, id string, approving bool, check func
 		state = string(mcpserver.ApprovalRunning)
 	}
 	var cerr error
-	ap, found, err := b.states.Take(ctx, id, b.now(), state, func(ap execgate.Approval) error {
+	ap, found, err := b.states.Take(ctx, id, b.now(), state, b.lease(), func(ap execgate.Approval) error {
 		cerr = check(ap)
 		return cerr
 	})
 	if err != nil && cerr == nil {
 		return execgate.Approval{}, false, &storeUnavailableError{Op: "take the approval to decide", Err: err}
+	}
+	if found && err == nil {
+		b.hold(id)
 	}
 	return ap, found, err
 }
@@ -164,10 +237,12 @@ func (b *pgBook) Settle(ctx context.Context, id, approver string, state mcpserve
 	if gerr != nil {
 		return &storeUnavailableError{Op: "record the decision", Err: gerr}
 	}
-	if !ok || !cur.Finished.IsZero() {
+	if !ok || !cur.Finished.IsZero() || !cur.Taken || cur.Owner != b.owner {
+		b.letGo(id)
+		b.lateDecision(id, state, cur)
 		return nil
 	}
-	st := pgstore.Settlement{State: string(state), At: b.now()}
+	st := pgstore.Settlement{State: string(state), At: b.now(), Owner: b.owner}
 	if state == mcpserver.ApprovalApproved {
 		st.State = string(mcpserver.ApprovalDropped)
 		if res != nil {
@@ -184,7 +259,10 @@ func (b *pgBook) Settle(ctx context.Context, id, approver string, state mcpserve
 	if serr != nil {
 		return &storeUnavailableError{Op: "record the decision", Err: serr}
 	}
+	b.letGo(id)
 	if !settled {
+		cur, _, _ = b.states.Get(ctx, id, b.now())
+		b.lateDecision(id, state, cur)
 		return nil
 	}
 	b.notify.decided(cur.Approval, decisionNote{approver: approver, approve: cur.State == string(mcpserver.ApprovalRunning),
@@ -193,6 +271,15 @@ func (b *pgBook) Settle(ctx context.Context, id, approver string, state mcpserve
 		return &storeUnavailableError{Op: "bound the outcomes kept", Err: berr}
 	}
 	return nil
+}
+
+// lateDecision tells, at warn, of a decision on the approval with the
+// given ID that is not b's to record: b's lease on it lapsed (b lost the
+// database for longer) and another replica marked it failed, or it is
+// gone, or another replica holds it. cur is what the store holds of it.
+func (b *pgBook) lateDecision(id string, state mcpserver.ApprovalState, cur pgstore.StateEntry) {
+	b.log.Warn("execgate: a decision was not recorded in the approval store: the approval is not this replica's to settle (its lease lapsed and the approval was marked failed, it is gone, or another replica holds it); the store keeps what it holds",
+		"approval", id, "decision", string(state), "stored", cur.State)
 }
 
 // Look implements approvalBook. While the approval is open it reads it
@@ -255,9 +342,10 @@ func pgViewOf(e pgstore.StateEntry) approvalView {
 
 // Release implements approvalBook.
 func (b *pgBook) Release(ctx context.Context, id string) error {
-	if err := b.states.Release(ctx, id); err != nil {
+	if err := b.states.Release(ctx, id, b.owner); err != nil {
 		return &storeUnavailableError{Op: "put the approval back for the approvers", Err: err}
 	}
+	b.letGo(id)
 	return nil
 }
 
@@ -409,8 +497,8 @@ func storeRefusalOf(err error) *errorInfo {
 // settleRetries bounds how long a decision the approval store could not
 // record is tried again: every settleRetryEvery for settleRetries
 // attempts (about two minutes). An approval whose decision is never
-// recorded reads running until its lifetime has passed again after its
-// expiry, then failed.
+// recorded reads running until the replica's lease on it lapses (see
+// pgLeaseFor), then failed.
 const (
 	settleRetries    = 240
 	settleRetryEvery = 500 * time.Millisecond
@@ -432,7 +520,16 @@ func (a *api) settleLater(id, approver string, state mcpserver.ApprovalState, re
 			return
 		}
 	}
-	a.log.Error("execgate: the decision on an approval could not be recorded in the approval store; it reads running until its lifetime has passed again after its expiry", "approval", id, "state", string(state))
+	letGo(a.pending, id)
+	a.log.Error("execgate: the decision on an approval could not be recorded in the approval store; it reads running until this replica's lease on it lapses, then failed", "approval", id, "state", string(state))
+}
+
+// letGo stops the renewal of book's lease on the approval with the
+// given ID, when book is a pgBook: its decision is given up on.
+func letGo(book approvalBook, id string) {
+	if b, ok := book.(*pgBook); ok {
+		b.letGo(id)
+	}
 }
 
 // recordLeftPending reports whether err is the failure of an Execute
@@ -462,6 +559,7 @@ func (a *api) release(id string) {
 				return
 			}
 		}
-		a.log.Error("execgate: an approval whose record was not taken could not be put back for the approvers; it reads running until its lifetime has passed again after its expiry", "approval", id)
+		letGo(a.pending, id)
+		a.log.Error("execgate: an approval whose record was not taken could not be put back for the approvers; it reads running until this replica's lease on it lapses, then failed", "approval", id)
 	}()
 }

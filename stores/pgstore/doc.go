@@ -350,9 +350,11 @@
 //
 // Whether the call runs is never decided here: the Executor takes the
 // record from the Store (one DELETE) before it starts the process. An
-// approval taken and never settled, because its server's process ended,
-// reads [StateFailed] once its lifetime has passed again after its
-// expiry.
+// approval is taken under a [Lease] of its taker's: only the owner
+// settles, releases or renews it, and while the lease runs no reader
+// marks it failed, however long its call runs. An approval taken and
+// never settled, because its server's process ended, reads
+// [StateFailed] once its lease has lapsed by the database's clock.
 //
 // # Testing
 //

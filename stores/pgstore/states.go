@@ -71,6 +71,9 @@ type StateEntry struct {
 	// Taken reports that an approver took it to decide (see
 	// [States.Take]) and has not settled it yet.
 	Taken bool
+	// Owner is the owner of the lease it was taken under, while it is
+	// taken; "" otherwise.
+	Owner string
 	// Result is the Result of an approved call as JSON, until it is
 	// claimed or dropped; nil otherwise.
 	Result json.RawMessage
@@ -100,7 +103,8 @@ func statesTable(table string) (quoted, index string, err error) {
 }
 
 // MigrateStates creates the States table of table (its name with
-// "_states" appended) if it does not exist. It is idempotent and safe to
+// "_states" appended) if it does not exist, and adds to a table made by
+// an older version the columns it lacks. It is idempotent and safe to
 // run from many processes at once.
 func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	if pool == nil {
@@ -125,6 +129,8 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 	expires_at  timestamptz NOT NULL,
 	state       text        NOT NULL,
 	taken       boolean     NOT NULL DEFAULT false,
+	owner       text        NOT NULL DEFAULT '',
+	lease_until timestamptz,
 	result      json,
 	result_size bigint      NOT NULL DEFAULT 0,
 	trace_id    text        NOT NULL DEFAULT '',
@@ -133,6 +139,9 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 	forget      timestamptz
 )`,
 		`CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + q + ` (finished, created_at)`,
+		// Tables made before approvals were taken under a lease.
+		`ALTER TABLE ` + q + ` ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT ''`,
+		`ALTER TABLE ` + q + ` ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
 	} {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("pgstore: migrating %s: %w", q, err)
@@ -201,17 +210,19 @@ func (s *States) Add(ctx context.Context, ap execgate.Approval, now time.Time, m
 }
 
 // expire marks the open approvals no approver took whose time has
-// passed at now expired, marks failed those an approver took and did
-// not settle within the approval's lifetime after its expiry (no call
-// runs that long: its process ended), and deletes the outcomes whose
-// time has passed.
+// passed at now expired, marks failed those an approver took whose
+// lease (see [Lease]) lapsed unsettled, by the database's clock (its
+// owner stopped, or lost the database for longer than the lease), and
+// deletes the outcomes whose time has passed. A row taken by a version
+// that gave no lease is failed once the approval's lifetime has passed
+// again after its expiry.
 func (s *States) expire(ctx context.Context, tx pgx.Tx, now time.Time) error {
 	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, finished = expires_at, forget = expires_at + `+lifetimeSQL+`
 		WHERE finished IS NULL AND NOT taken AND expires_at <= $1`, now, StateExpired); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, err = $3::json, finished = $1, forget = $1::timestamptz + `+lifetimeSQL+`
-		WHERE finished IS NULL AND taken AND expires_at + `+lifetimeSQL+` <= $1`, now, StateFailed, abandonedErr); err != nil {
+		WHERE finished IS NULL AND taken AND (lease_until <= now() OR (lease_until IS NULL AND expires_at + `+lifetimeSQL+` <= $1))`, now, StateFailed, abandonedErr); err != nil {
 		return err
 	}
 	_, err := tx.Exec(ctx, `DELETE FROM `+s.quoted+` WHERE forget <= $1`, now)
@@ -253,17 +264,44 @@ func (s *States) List(ctx context.Context, now time.Time) ([]execgate.Approval, 
 	return out, nil
 }
 
+// Lease names who took an approval (see [States.Take]) and for how
+// long it answers for it. While the lease runs the approval is the
+// owner's alone: only the owner settles ([States.Settle]), releases
+// ([States.Release]) or renews it ([States.Renew]), however long its
+// call runs. Once the lease has lapsed unsettled, by the database's
+// clock, the owner is taken to have stopped and the approval reads
+// [StateFailed].
+type Lease struct {
+	// Owner identifies the taker, a process say: a random ID made when
+	// it starts, never empty.
+	Owner string
+	// For is how long the lease runs from each Take or Renew; it must
+	// be positive. An owner that runs a call longer renews the lease
+	// well before it lapses.
+	For time.Duration
+}
+
+func (l Lease) check() error {
+	if l.Owner == "" || l.For <= 0 {
+		return errors.New("pgstore: a lease needs an owner and a positive duration")
+	}
+	return nil
+}
+
 // Take hands the pending approval with the given ID to one approver, if
-// check accepts it, marking it taken and giving it state when state is
-// not "": exactly one caller of any process gets it. It reports false
-// when no such approval is pending at now. An error from check leaves it
-// pending and is returned.
+// check accepts it, marking it taken under lease and giving it state
+// when state is not "": exactly one caller of any process gets it. It
+// reports false when no such approval is pending at now. An error from
+// check leaves it pending and is returned.
 //
 // Take's SELECT ... FOR UPDATE locks the approval's row until its
 // transaction ends; a concurrent Take of the same ID waits for that lock
 // and, under READ COMMITTED, evaluates its condition again on the row as
 // the winner left it, taken, and finds nothing.
-func (s *States) Take(ctx context.Context, id string, now time.Time, state string, check func(execgate.Approval) error) (execgate.Approval, bool, error) {
+func (s *States) Take(ctx context.Context, id string, now time.Time, state string, lease Lease, check func(execgate.Approval) error) (execgate.Approval, bool, error) {
+	if err := lease.check(); err != nil {
+		return execgate.Approval{}, false, err
+	}
 	var (
 		ap    execgate.Approval
 		found bool
@@ -287,7 +325,8 @@ func (s *States) Take(ctx context.Context, id string, now time.Time, state strin
 		if cerr = check(ap); cerr != nil {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `UPDATE `+s.quoted+` SET taken = true, state = CASE WHEN $2 = '' THEN state ELSE $2 END WHERE id = $1`, id, state)
+		_, err = tx.Exec(ctx, `UPDATE `+s.quoted+` SET taken = true, state = CASE WHEN $2 = '' THEN state ELSE $2 END,
+			owner = $3, lease_until = now() + $4::interval WHERE id = $1`, id, state, lease.Owner, lease.For)
 		return err
 	})
 	if err != nil {
@@ -299,12 +338,30 @@ func (s *States) Take(ctx context.Context, id string, now time.Time, state strin
 	return ap, true, nil
 }
 
-// Release puts the approval with the given ID, taken and not settled,
-// back to [StatePending], listed and takeable again: for an approver
-// whose decision could not take the Store's record (the record is still
-// pending). One UPDATE; a settled approval is left as it is.
-func (s *States) Release(ctx context.Context, id string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET taken = false, state = $2 WHERE id = $1 AND taken AND finished IS NULL`, id, StatePending); err != nil {
+// Renew extends the lease of owner's take of the approval with the
+// given ID to lease.For from now, by the database's clock, and reports
+// whether owner still holds it: false once it is settled, released, or
+// failed after its lease lapsed.
+func (s *States) Renew(ctx context.Context, id string, lease Lease) (bool, error) {
+	if err := lease.check(); err != nil {
+		return false, err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET lease_until = now() + $3::interval
+		WHERE id = $1 AND taken AND finished IS NULL AND owner = $2`, id, lease.Owner, lease.For)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: renewing the lease of approval %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Release puts the approval with the given ID, taken by owner and not
+// settled, back to [StatePending], listed and takeable again: for an
+// approver whose decision could not take the Store's record (the record
+// is still pending). One UPDATE; a settled approval, or one another
+// owner took, is left as it is.
+func (s *States) Release(ctx context.Context, id, owner string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET taken = false, state = $2, owner = '', lease_until = NULL
+		WHERE id = $1 AND taken AND finished IS NULL AND owner = $3`, id, StatePending, owner); err != nil {
 		return fmt.Errorf("pgstore: putting back approval %s: %w", id, err)
 	}
 	return nil
@@ -324,11 +381,15 @@ type Settlement struct {
 	Err json.RawMessage
 	// At is when it was decided.
 	At time.Time
+	// Owner is the owner of the lease under which it was taken (see
+	// [Lease]): only that take is settled.
+	Owner string
 }
 
-// Settle records the decision on the open approval with the given ID
-// and reports whether it was open. The UPDATE locks the row; an
-// approval already settled is left as it is.
+// Settle records the decision on the approval with the given ID, open
+// and taken under st.Owner's lease, and reports whether it was. The
+// UPDATE locks the row; an approval already settled (or failed after
+// its lease lapsed), or taken by another owner, is left as it is.
 func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, error) {
 	var res, e any
 	if st.Result != nil {
@@ -338,8 +399,8 @@ func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, er
 		e = []byte(st.Err)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, result = $3::json, result_size = $4,
-		trace_id = $5, err = $6::json, finished = $7, forget = $7::timestamptz + `+lifetimeSQL+`
-		WHERE id = $1 AND finished IS NULL`, id, st.State, res, st.ResultSize, st.TraceID, e, st.At)
+		trace_id = $5, err = $6::json, finished = $7, forget = $7::timestamptz + `+lifetimeSQL+`, lease_until = NULL
+		WHERE id = $1 AND finished IS NULL AND taken AND owner = $8`, id, st.State, res, st.ResultSize, st.TraceID, e, st.At, st.Owner)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: settling approval %s: %w", id, err)
 	}
@@ -357,8 +418,8 @@ func (s *States) Get(ctx context.Context, id string, now time.Time) (StateEntry,
 		raw              []byte
 		finished, forget *time.Time
 	)
-	err := s.pool.QueryRow(ctx, `SELECT approval, state, taken, result, trace_id, err, finished, forget FROM `+s.quoted+` WHERE id = $1`, id).
-		Scan(&raw, &e.State, &e.Taken, &e.Result, &e.TraceID, &e.Err, &finished, &forget)
+	err := s.pool.QueryRow(ctx, `SELECT approval, state, taken, CASE WHEN taken THEN owner ELSE '' END, result, trace_id, err, finished, forget FROM `+s.quoted+` WHERE id = $1`, id).
+		Scan(&raw, &e.State, &e.Taken, &e.Owner, &e.Result, &e.TraceID, &e.Err, &finished, &forget)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StateEntry{}, false, nil
 	}

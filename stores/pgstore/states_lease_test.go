@@ -1,0 +1,113 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/stores/pgstore"
+)
+
+// TestRecordIsTrue_TakenApprovalIsTheLeaseOwners: an approval taken to
+// run is its owner's while the owner's lease runs, however long after
+// the approval's expiry its call runs: no read of any replica marks it
+// failed, and no other owner settles, renews or releases it. Only once
+// the lease lapses unsettled does it read failed, and then its owner's
+// late Settle changes nothing (and says so). A row taken by a version
+// that gave no lease keeps the old rule.
+func TestRecordIsTrue_TakenApprovalIsTheLeaseOwners(t *testing.T) {
+	s, sql := newStatesSQL(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	const id, legacy = "018f0000-0000-7000-8000-0000000000c1", "018f0000-0000-7000-8000-0000000000c2"
+	owner := pgstore.Lease{Owner: "replica-a", For: time.Hour}
+	other := pgstore.Lease{Owner: "replica-b", For: time.Hour}
+	for _, ap := range []string{id, legacy} {
+		if err := s.Add(ctx, stateApproval(ap, "bot", t0, 15*time.Minute), t0, 10); err != nil {
+			t.Fatalf("Add: %v", err)
+		}
+		if _, found, err := s.Take(ctx, ap, t0.Add(15*time.Minute-time.Second), "running", owner, func(execgate.Approval) error { return nil }); !found || err != nil {
+			t.Fatalf("Take just before expiry: %v, %v", found, err)
+		}
+	}
+	if _, _, err := s.Take(ctx, id, t0, "running", pgstore.Lease{}, func(execgate.Approval) error { return nil }); err == nil {
+		t.Fatal("a Take with no lease was accepted")
+	}
+	sql(`UPDATE $table SET lease_until = NULL WHERE id = $1`, legacy)
+
+	read := func(why string, at time.Duration, want, wantOwner string) {
+		t.Helper()
+		e, ok, err := s.Get(ctx, id, t0.Add(at))
+		if err != nil || !ok || e.State != want || e.Owner != wantOwner {
+			t.Fatalf("%s: reads %q owned by %q (%v, %v); want %q owned by %q", why, e.State, e.Owner, ok, err, want, wantOwner)
+		}
+	}
+	// Every read runs the expiry; the approval's lifetime has passed
+	// twice after its expiry at 31 minutes.
+	read("a call still running 16 minutes after expiry, its lease running", 31*time.Minute, "running", owner.Owner)
+	if e, _, _ := s.Get(ctx, legacy, t0.Add(31*time.Minute)); e.State != pgstore.StateFailed {
+		t.Errorf("a row taken with no lease reads %q a lifetime after expiry; want failed, as before leases", e.State)
+	}
+	if ok, err := s.Settle(ctx, id, pgstore.Settlement{State: "rejected", At: t0, Owner: other.Owner}); ok || err != nil {
+		t.Fatalf("another owner's Settle: %v, %v; want nothing settled", ok, err)
+	}
+	if ok, err := s.Renew(ctx, id, other); ok || err != nil {
+		t.Fatalf("another owner's Renew: %v, %v; want not held", ok, err)
+	}
+	if err := s.Release(ctx, id, other.Owner); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	read("after another owner's Settle, Renew and Release", 31*time.Minute, "running", owner.Owner)
+	if ok, err := s.Renew(ctx, id, owner); !ok || err != nil {
+		t.Fatalf("the owner's Renew: %v, %v; want held", ok, err)
+	}
+
+	// The owner stops: its lease lapses, by the database's clock.
+	sql(`UPDATE $table SET lease_until = now() - interval '1 second' WHERE id = $1`, id)
+	e, ok, err := s.Get(ctx, id, t0.Add(31*time.Minute))
+	if err != nil || !ok || e.State != pgstore.StateFailed || e.Taken || len(e.Err) == 0 {
+		t.Fatalf("once the lease lapsed: %+v, %v, %v; want failed, not taken, with why", e, ok, err)
+	}
+	if ok, err := s.Settle(ctx, id, pgstore.Settlement{State: pgstore.StateApproved, At: t0, Owner: owner.Owner}); ok || err != nil {
+		t.Fatalf("the owner's Settle after its lease lapsed: %v, %v; want reported unsettled", ok, err)
+	}
+	if ok, err := s.Renew(ctx, id, owner); ok || err != nil {
+		t.Fatalf("the owner's Renew after its lease lapsed: %v, %v; want not held", ok, err)
+	}
+}
+
+// TestStates_SettleAndReleaseTheOwnersTake: the owner's Settle records
+// its decision under a lease, and its Release puts the approval back
+// for the next taker, whose lease it then is.
+func TestStates_SettleAndReleaseTheOwnersTake(t *testing.T) {
+	s := newStates(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	const id = "018f0000-0000-7000-8000-0000000000c3"
+	a := pgstore.Lease{Owner: "replica-a", For: time.Hour}
+	b := pgstore.Lease{Owner: "replica-b", For: time.Hour}
+	if err := s.Add(ctx, stateApproval(id, "bot", now, time.Hour), now, 10); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	for _, l := range []pgstore.Lease{a, b} {
+		if _, found, err := s.Take(ctx, id, now, "running", l, func(execgate.Approval) error { return nil }); !found || err != nil {
+			t.Fatalf("Take by %s: %v, %v", l.Owner, found, err)
+		}
+		if err := s.Release(ctx, id, l.Owner); err != nil {
+			t.Fatalf("Release by %s: %v", l.Owner, err)
+		}
+	}
+	if _, found, err := s.Take(ctx, id, now, "running", b, func(execgate.Approval) error { return nil }); !found || err != nil {
+		t.Fatalf("Take by b: %v, %v", found, err)
+	}
+	if ok, err := s.Settle(ctx, id, pgstore.Settlement{State: "rejected", At: now, Owner: a.Owner}); ok || err != nil {
+		t.Fatalf("a's Settle of b's take: %v, %v; want nothing", ok, err)
+	}
+	if ok, err := s.Settle(ctx, id, pgstore.Settlement{State: "rejected", At: now, Owner: b.Owner}); !ok || err != nil {
+		t.Fatalf("b's Settle: %v, %v; want settled", ok, err)
+	}
+	if e, _, _ := s.Get(ctx, id, now); e.State != "rejected" || e.Taken || e.Owner != "" {
+		t.Fatalf("after b's Settle: %+v; want rejected, not taken", e)
+	}
+}
