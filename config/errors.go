@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Error is one problem found in a configuration. [Load] and its variants
@@ -105,8 +103,12 @@ type problems struct {
 	file    string
 	list    ErrorList
 	dropped int
-	origins map[*yaml.Node]nodeOrigin // nodes of an expanded profile, see origin
-	warned  []Warning                 // found while checking, reported with Loaded.Warnings
+	// expansions are the entries expanded from profiles, see origin;
+	// open is the one being recorded, hint the one searched first.
+	expansions []*expansion
+	open       *expansion
+	hint       int
+	warned     []Warning // found while checking, reported with Loaded.Warnings
 }
 
 // at records a problem at line and column.

@@ -253,11 +253,12 @@ func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist,
 		kind = "refuse"
 	}
 	line, col := r.ex.node.Line, r.ex.node.Column
-	from := p.origin(r.ex.node)
 	switch {
 	case r.allow && err != nil && !needsApproval:
+		from := p.origin(r.ex.node)
 		p.exampleFailed(from, line, col, r.ex.path, "%s%s example for %s was refused: %s", from, kind, quote(r.name), strings.TrimPrefix(err.Error(), "execgate: "))
 	case !r.allow && (err == nil || needsApproval):
+		from := p.origin(r.ex.node)
 		prop, _ := execgate.NewProposer(allow).Check(r.name, r.ex.input)
 		how := "was accepted"
 		if needsApproval {

@@ -67,16 +67,16 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		return nil
 	}
 	pn := keyPath(path, "profile")
-	data, found := profiles.Lookup(name)
+	entry, found := profileEntry(name)
 	if !found {
 		d.add(profileValue(n), pn, "no profile %s; the profiles are %s", quote(name), strings.Join(profiles.Names(), ", "))
 		return nil
 	}
-	entry := parsedProfile(name, data)
 	if entry == nil {
 		d.add(profileValue(n), pn, "profile %s does not parse as a tools entry", quote(name))
 		return nil
 	}
+	d.beginExpansion(name)
 	// The entry's own keys are the file's, at the file's lines: a problem
 	// found in one of them names the profile they override.
 	for i := 0; i+1 < len(overrides); i += 2 {
@@ -124,27 +124,73 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 // are embedded and never change, and a configuration may name the same
 // one thousands of times. Each use gets its own copy of the nodes (which
 // fromProfile changes); the strings, which nothing changes, are shared.
-var parsedProfiles sync.Map // profile name -> *yaml.Node, or nil when it is parsed at each use
+var parsedProfiles sync.Map // profile name -> *profileTree, nil when it is parsed at each use
 
-// parsedProfile returns the tools entry the profile called name, whose
-// text is data, holds, as nodes of the caller's own, or nil when it does
-// not parse as one.
-func parsedProfile(name string, data []byte) *yaml.Node {
-	if v, ok := parsedProfiles.Load(name); ok && v.(*yaml.Node) != nil {
-		return copyNode(v.(*yaml.Node))
+// profileTree is a profile's entry as parsed, with the number of its
+// nodes and of their children, so that a copy takes two allocations.
+type profileTree struct {
+	root           *yaml.Node
+	nodes, content int
+}
+
+// profileEntry returns the tools entry the profile called name holds, as
+// nodes of the caller's own, and whether there is such a profile; the
+// entry is nil when the profile does not parse as one.
+func profileEntry(name string) (*yaml.Node, bool) {
+	if v, ok := parsedProfiles.Load(name); ok && v.(*profileTree) != nil {
+		return v.(*profileTree).copy(), true
+	}
+	data, found := profiles.Lookup(name)
+	if !found {
+		return nil, false
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil
+		return nil, true
 	}
 	entry := doc.Content[0]
 	if hasAlias(entry) {
 		// An alias shares its anchor's node, which a copy would not.
-		parsedProfiles.Store(name, (*yaml.Node)(nil))
-		return entry
+		parsedProfiles.Store(name, (*profileTree)(nil))
+		return entry, true
 	}
-	parsedProfiles.LoadOrStore(name, copyNode(entry))
-	return entry
+	t := &profileTree{root: entry}
+	t.count(entry)
+	parsedProfiles.LoadOrStore(name, t)
+	return t.copy(), true
+}
+
+// count adds n and the nodes below it to t's counts.
+func (t *profileTree) count(n *yaml.Node) {
+	t.nodes++
+	t.content += len(n.Content)
+	for _, c := range n.Content {
+		t.count(c)
+	}
+}
+
+// copy returns a copy of t's tree, which holds no alias: new nodes, the
+// same strings. The nodes are one array and their children's lists one
+// other, each list cut to its length, so that appending to one (setKey,
+// readDir) moves it rather than overwriting its neighbour.
+func (t *profileTree) copy() *yaml.Node {
+	nodes := make([]yaml.Node, 0, t.nodes)
+	content := make([]*yaml.Node, 0, t.content)
+	var cp func(n *yaml.Node) *yaml.Node
+	cp = func(n *yaml.Node) *yaml.Node {
+		nodes = append(nodes, *n)
+		c := &nodes[len(nodes)-1]
+		if n.Content != nil {
+			start, end := len(content), len(content)+len(n.Content)
+			content = content[:end]
+			c.Content = content[start:end:end]
+			for i, k := range n.Content {
+				c.Content[i] = cp(k)
+			}
+		}
+		return c
+	}
+	return cp(t.root)
 }
 
 // hasAlias reports whether the tree n holds an alias.
@@ -158,19 +204,6 @@ func hasAlias(n *yaml.Node) bool {
 		}
 	}
 	return false
-}
-
-// copyNode returns a copy of the tree n, which holds no alias: new nodes,
-// the same strings.
-func copyNode(n *yaml.Node) *yaml.Node {
-	c := *n
-	if n.Content != nil {
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, k := range n.Content {
-			c.Content[i] = copyNode(k)
-		}
-	}
-	return &c
 }
 
 // workingDirProblem says why w cannot be a tool's working_dir, or "".

@@ -299,17 +299,54 @@ func expandMarks(s string, vals map[string][]string) []string {
 	return out
 }
 
+// expansion records the nodes of one expanded profile that a problem may
+// be found in, and where each comes from, so that a message about one
+// names the profile (see [problems.origin]). It is a list, searched only
+// when a problem is reported, rather than a map from every node: a load
+// of thousands of entries marks hundreds of nodes each and reports few
+// problems, if any.
+type expansion struct {
+	profile string
+	nodes   []*yaml.Node
+	lines   []int32 // each node's line in the profile, or -1 for a node the file wrote over it
+}
+
+// beginExpansion starts the record of the entry expanded from the profile
+// called name: markProfile and markOverride add to
+// it.
+func (p *problems) beginExpansion(name string) {
+	size := 0
+	if v, ok := parsedProfiles.Load(name); ok && v.(*profileTree) != nil {
+		size = v.(*profileTree).nodes + 16
+	}
+	p.open = &expansion{profile: name, nodes: make([]*yaml.Node, 0, size), lines: make([]int32, 0, size)}
+	p.expansions = append(p.expansions, p.open)
+	p.hint = len(p.expansions) - 1
+}
+
+// opened returns the expansion being recorded for the profile called
+// name, starting one if there is none.
+func (p *problems) opened(name string) *expansion {
+	if p.open == nil || p.open.profile != name {
+		p.beginExpansion(name)
+	}
+	return p.open
+}
+
 // markProfile records, for each node of the profile entry n, the line it
 // has in the profile called name, so that a problem found in it names the
 // profile and its line (see [problems.origin]).
 func (p *problems) markProfile(n *yaml.Node, name string) {
-	if p.origins == nil {
-		p.origins = map[*yaml.Node]nodeOrigin{}
+	e := p.opened(name)
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		e.nodes = append(e.nodes, n)
+		e.lines = append(e.lines, int32(n.Line))
+		for _, c := range n.Content {
+			walk(c)
+		}
 	}
-	p.origins[n] = nodeOrigin{profile: name, line: n.Line}
-	for _, c := range n.Content {
-		p.markProfile(c, name)
-	}
+	walk(n)
 }
 
 // markOverride records, for the node n of a tools entry that names the
@@ -318,36 +355,50 @@ func (p *problems) markProfile(n *yaml.Node, name string) {
 // profile: the node is the file's, at the file's line, so the profile's
 // name is all the message lacks.
 func (p *problems) markOverride(n *yaml.Node, name string) {
-	if p.origins == nil {
-		p.origins = map[*yaml.Node]nodeOrigin{}
+	e := p.opened(name)
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		e.nodes = append(e.nodes, n)
+		e.lines = append(e.lines, -1)
+		for _, c := range n.Content {
+			walk(c)
+		}
 	}
-	p.origins[n] = nodeOrigin{profile: name, line: -1}
-	for _, c := range n.Content {
-		p.markOverride(c, name)
-	}
+	walk(n)
 }
 
-// nodeOrigin is where a node of an expanded profile comes from: the
-// profile, and its line there, or -1 for a node the file wrote over it.
-// The message prefix is only written for a node a problem is found in.
-type nodeOrigin struct {
-	profile string
-	line    int
+// find returns where n comes from, if e recorded it.
+func (e *expansion) find(n *yaml.Node) (line int, ok bool) {
+	for i, m := range e.nodes {
+		if m == n {
+			return int(e.lines[i]), true
+		}
+	}
+	return 0, false
 }
 
 // origin returns the prefix naming the profile node n came from, or "".
+// The expansions are searched from the one a problem was last found in,
+// onwards: problems come entry by entry, in the file's order.
 func (p *problems) origin(n *yaml.Node) string {
 	if n == nil {
 		return ""
 	}
-	o, ok := p.origins[n]
-	switch {
-	case !ok:
-		return ""
-	case o.line < 0:
-		return fmt.Sprintf("profile %s: ", quote(o.profile))
+	for k := range p.expansions {
+		i := (p.hint + k) % len(p.expansions)
+		e := p.expansions[i]
+		line, ok := e.find(n)
+		switch {
+		case !ok:
+			continue
+		case line < 0:
+			p.hint = i
+			return fmt.Sprintf("profile %s: ", quote(e.profile))
+		}
+		p.hint = i
+		return fmt.Sprintf("in profile %s, line %d: ", quote(e.profile), line)
 	}
-	return fmt.Sprintf("in profile %s, line %d: ", quote(o.profile), o.line)
+	return ""
 }
 
 func isSiteKey(key string) bool {
