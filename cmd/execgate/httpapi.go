@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -24,6 +23,7 @@ import (
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/internal/inputrules"
+	"github.com/execgate/execgate/internal/strictjson"
 	"github.com/execgate/execgate/mcpserver"
 	"golang.org/x/time/rate"
 )
@@ -750,10 +750,12 @@ func (a *api) decideApproval(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// The gate's own strict decoder (invariant 4): a duplicate key, a
+	// key that matches only case-insensitively ({"action": "reject",
+	// "ACTION": "approve"}), an unknown one or trailing data is refused,
+	// never read as one of the spellings.
 	var d decision
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil || dec.More() {
+	if err := strictjson.Decode(body, &d); err != nil {
 		a.deny(w, r, approver, &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusBadRequest, Message: `the body must be {"action": "approve"}, {"action": "approve", "grant": "30m"} or {"action": "reject"}`}, "malformed body")
 		return
 	}
