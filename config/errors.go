@@ -108,7 +108,9 @@ type problems struct {
 	expansions []*expansion
 	open       *expansion
 	hint       int
-	warned     []Warning // found while checking, reported with Loaded.Warnings
+
+	examplesRun int       // examples of commands checked, for tests
+	warned      []Warning // found while checking, reported with Loaded.Warnings
 }
 
 // at records a problem at line and column.

@@ -2,6 +2,8 @@ package config
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,13 +193,22 @@ func (e *examplesDoc) collect(name string) []exampleRun {
 // the same policies but no rate limits and no grants, so that they test
 // the rules and nothing that changes while the program runs.
 func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies []policy.Policy, opts policy.Options) {
-	var cmds []exampleRun
+	// The examples of each tool, in file order.
+	type toolRuns struct {
+		t    *toolDoc
+		runs []exampleRun
+	}
+	var cmds []toolRuns
 	for _, t := range doc.tools {
+		var runs []exampleRun
 		if t.bare != nil {
-			cmds = append(cmds, t.bare.examples.collect(t.name.v+".run")...)
+			runs = append(runs, t.bare.examples.collect(t.name.v+".run")...)
 		}
 		for _, c := range t.commands {
-			cmds = append(cmds, c.examples.collect(t.name.v+"."+c.name)...)
+			runs = append(runs, c.examples.collect(t.name.v+"."+c.name)...)
+		}
+		if len(runs) > 0 {
+			cmds = append(cmds, toolRuns{t, runs})
 		}
 	}
 	var rules []exampleRun
@@ -212,8 +223,36 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 			p.at(0, 0, "", "cannot run the examples: %v", err)
 			return
 		}
-		for _, r := range cmds {
-			p.checkExample(x, allow, r)
+		// A tool whose entry is, but for its name, the entry of a tool
+		// checked before (an entry naming the same profile with the same
+		// site values and overrides, say) has the same commands under
+		// other names: its examples are the same calls of the same specs,
+		// in the same order, decided without a policy, and end as the
+		// first tool's did. Only those that failed there are checked
+		// again, so that each failure is reported at its own entry, under
+		// its own name.
+		failed := make(map[[sha256.Size]byte][]int)
+		for _, tr := range cmds {
+			key, keyed := entrySum(tr.t.node)
+			if seen, ok := failed[key]; keyed && ok {
+				for _, i := range seen {
+					p.checkExample(x, allow, tr.runs[i])
+					p.examplesRun++
+				}
+				continue
+			}
+			var bad []int
+			for i, r := range tr.runs {
+				before, warned := p.count(), len(p.warned)
+				p.checkExample(x, allow, r)
+				p.examplesRun++
+				if p.count() != before || len(p.warned) != warned {
+					bad = append(bad, i)
+				}
+			}
+			if keyed {
+				failed[key] = bad
+			}
 		}
 	}
 	if len(rules) > 0 {
@@ -283,6 +322,38 @@ func (p *problems) exampleFailed(from string, line, col int, path, format string
 		return
 	}
 	p.warned = append(p.warned, Warning{File: p.file, Line: line, Column: col, Path: path, Message: oneLine.Replace(fmt.Sprintf(format, args...))})
+}
+
+// entrySum returns a digest of the tools entry n as decoded, every key
+// and value but the tool's name, and false when n is no mapping. Two
+// entries with the same digest declare the same commands, flags,
+// patterns, paths, environment and confinement.
+func entrySum(n *yaml.Node) ([sha256.Size]byte, bool) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return [sha256.Size]byte{}, false
+	}
+	h := sha256.New()
+	var buf []byte
+	var walk func(n *yaml.Node, top bool)
+	walk = func(n *yaml.Node, top bool) {
+		buf = binary.AppendUvarint(buf[:0], uint64(n.Kind))
+		buf = binary.AppendUvarint(buf, uint64(len(n.Tag)))
+		buf = append(buf, n.Tag...)
+		buf = binary.AppendUvarint(buf, uint64(len(n.Value)))
+		buf = append(buf, n.Value...)
+		buf = binary.AppendUvarint(buf, uint64(len(n.Content)))
+		h.Write(buf)
+		for i, c := range n.Content {
+			if top && i%2 == 1 && n.Content[i-1].Value == "name" {
+				continue // the tool's name
+			}
+			walk(c, false)
+		}
+	}
+	walk(n, true)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum, true
 }
 
 // argvString writes an argv for a message: [cmd "arg" ...].

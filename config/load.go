@@ -67,6 +67,7 @@ type Loaded struct {
 	grantAt     []grantPos  // where each of Grants is written
 	state       *reloadable // shared by a load and every reload of it
 	warnings    []Warning   // see Warnings
+	examplesRun int         // examples of commands checked at load, for tests
 }
 
 // position is where a value is written, for errors found after the
@@ -286,7 +287,7 @@ func load(name string, data []byte, opts policy.Options) (*Loaded, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name, warnings: b.warnings(sec, allow)}
+	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name, warnings: b.warnings(sec, allow), examplesRun: p.examplesRun}
 	if sec != nil {
 		l.Policy, l.Engine = sec.engine, sec.engine
 		l.Policies, l.Grants, l.grantAt = sec.policies, sec.grants, sec.grantAt
