@@ -471,10 +471,14 @@
 // give a principal up to N times per_minute, burst and budget; divide
 // them by N to hold a principal to a total), the concurrency bounds, the
 // 8 waits per principal, the grants given with approvals, and the
-// webhooks' queues (each replica tells of what it saw). An approval whose
-// replica was killed while it ran the call reads running, and failed
-// once its lifetime has passed again after its expiry: it ran at most
-// once, and the audit trail says whether. A reload does not change the
+// webhooks' queues (each replica tells of what it saw). The replica that
+// takes an approval to run it holds it under a lease it renews every 30
+// s while the call runs, however long that is: no other replica marks
+// it failed or settles it meanwhile. An approval whose replica was
+// killed while it ran the call reads running, and failed once the lease
+// has lapsed (3 minutes after its last renewal): it ran at most once,
+// and the audit trail says whether. A decision that comes after its
+// lease lapsed changes nothing and is logged at warn. A reload does not change the
 // store; a changed approval_store waits for a restart.
 //
 // # The audit trail on PostgreSQL
