@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,17 +31,48 @@ const pgPollEvery = 100 * time.Millisecond
 const pgOpenTimeout = 30 * time.Second
 
 // storeUnavailableError is the refusal of a request that needs the
-// approval store when the store cannot be reached: nothing was stored
-// and nothing ran. Its message never holds the connection string.
+// approval store when the store cannot be reached. What it says of the
+// call depends on the operation: a read changed nothing, a proposal
+// stored nothing and ran nothing, a decision recorded after a call ran
+// says that the call ran. Its message never holds the connection
+// string.
 type storeUnavailableError struct {
 	// Op says what was asked of the store.
 	Op string
+	// Then says what is true of the approval and its call meanwhile;
+	// "" is "nothing was stored and nothing ran".
+	Then string
 	// Err is the database's error.
 	Err error
 }
 
 func (e *storeUnavailableError) Error() string {
-	return fmt.Sprintf("execgate: the approval store (PostgreSQL) cannot be reached to %s: nothing was stored and nothing ran; retry when the database is back", e.Op)
+	then := cmp.Or(e.Then, "nothing was stored and nothing ran; retry when the database is back")
+	return fmt.Sprintf("execgate: the approval store (PostgreSQL) cannot be reached to %s: %s", e.Op, then)
+}
+
+// Per operation, what a storeUnavailableError says is true meanwhile.
+const (
+	thenNotRead    = "the approval's state cannot be read now; nothing changed: ask again when the database is back"
+	thenNotListed  = "the pending approvals cannot be read now; nothing changed: ask again when the database is back"
+	thenNotDecided = "nothing was decided and nothing ran; decide again when the database is back"
+	thenBound      = "the decision was recorded; older outcomes are dropped when the database is back"
+	thenUnclaimed  = "the call ran, but its Result could not be put back for another look"
+)
+
+// thenSettled is what a storeUnavailableError says of a decision in
+// state that could not be recorded: what happened, and that it is
+// recorded when the database is back.
+func thenSettled(state mcpserver.ApprovalState) string {
+	switch state {
+	case mcpserver.ApprovalApproved, mcpserver.ApprovalDropped:
+		return "the call ran; its outcome is recorded when the database is back"
+	case mcpserver.ApprovalRejected:
+		return "the approval was rejected and nothing ran; the rejection is recorded when the database is back"
+	case mcpserver.ApprovalExpired:
+		return "the approval had expired and nothing ran; that is recorded when the database is back"
+	}
+	return "the call did not run; that is recorded when the database is back"
 }
 
 func (e *storeUnavailableError) Unwrap() error { return e.Err }
@@ -202,7 +234,7 @@ func (b *pgBook) Add(ctx context.Context, ap execgate.Approval) error {
 func (b *pgBook) List(ctx context.Context) ([]execgate.Approval, error) {
 	out, err := b.states.List(ctx, b.now())
 	if err != nil {
-		return nil, &storeUnavailableError{Op: "list the pending approvals", Err: err}
+		return nil, &storeUnavailableError{Op: "list the pending approvals", Then: thenNotListed, Err: err}
 	}
 	return out, nil
 }
@@ -219,7 +251,7 @@ func (b *pgBook) Take(ctx context.Context, id string, approving bool, check func
 		return cerr
 	})
 	if err != nil && cerr == nil {
-		return execgate.Approval{}, false, &storeUnavailableError{Op: "take the approval to decide", Err: err}
+		return execgate.Approval{}, false, &storeUnavailableError{Op: "take the approval to decide", Then: thenNotDecided, Err: err}
 	}
 	if found && err == nil {
 		b.hold(id)
@@ -235,7 +267,7 @@ func (b *pgBook) Settle(ctx context.Context, id, approver string, state mcpserve
 	}
 	cur, ok, gerr := b.states.Get(ctx, id, b.now())
 	if gerr != nil {
-		return &storeUnavailableError{Op: "record the decision", Err: gerr}
+		return &storeUnavailableError{Op: "record the decision", Then: thenSettled(state), Err: gerr}
 	}
 	if !ok || !cur.Finished.IsZero() || !cur.Taken || cur.Owner != b.owner {
 		b.letGo(id)
@@ -257,7 +289,7 @@ func (b *pgBook) Settle(ctx context.Context, id, approver string, state mcpserve
 	}
 	settled, serr := b.states.Settle(ctx, id, st)
 	if serr != nil {
-		return &storeUnavailableError{Op: "record the decision", Err: serr}
+		return &storeUnavailableError{Op: "record the decision", Then: thenSettled(state), Err: serr}
 	}
 	b.letGo(id)
 	if !settled {
@@ -268,7 +300,7 @@ func (b *pgBook) Settle(ctx context.Context, id, approver string, state mcpserve
 	b.notify.decided(cur.Approval, decisionNote{approver: approver, approve: cur.State == string(mcpserver.ApprovalRunning),
 		state: mcpserver.ApprovalState(st.State), at: st.At, res: res, err: err})
 	if berr := b.states.Bound(ctx, maxFinished, maxResultBytes); berr != nil {
-		return &storeUnavailableError{Op: "bound the outcomes kept", Err: berr}
+		return &storeUnavailableError{Op: "bound the outcomes kept", Then: thenBound, Err: berr}
 	}
 	return nil
 }
@@ -286,7 +318,7 @@ func (b *pgBook) lateDecision(id string, state mcpserver.ApprovalState, cur pgst
 // again every pgPollEvery, up to wait.
 func (b *pgBook) Look(ctx context.Context, id, principal string, approver bool, wait time.Duration) (approvalView, claimAnswer, error) {
 	unavailable := func(err error) (approvalView, claimAnswer, error) {
-		return approvalView{}, 0, &storeUnavailableError{Op: "read the approval", Err: err}
+		return approvalView{}, 0, &storeUnavailableError{Op: "read the approval", Then: thenNotRead, Err: err}
 	}
 	e, ok, err := b.states.Get(ctx, id, b.now())
 	switch {
@@ -343,7 +375,7 @@ func pgViewOf(e pgstore.StateEntry) approvalView {
 // Release implements approvalBook.
 func (b *pgBook) Release(ctx context.Context, id string) error {
 	if err := b.states.Release(ctx, id, b.owner); err != nil {
-		return &storeUnavailableError{Op: "put the approval back for the approvers", Err: err}
+		return &storeUnavailableError{Op: "put the approval back for the approvers", Then: "the call did not run; the approval is put back for the approvers when the database is back", Err: err}
 	}
 	b.letGo(id)
 	return nil
@@ -359,7 +391,7 @@ func (b *pgBook) Unclaim(ctx context.Context, id string, res *execgate.Result) e
 		return err
 	}
 	if err := b.states.Unclaim(ctx, id, raw); err != nil {
-		return &storeUnavailableError{Op: "put back the result", Err: err}
+		return &storeUnavailableError{Op: "put back the result", Then: thenUnclaimed, Err: err}
 	}
 	return nil
 }
@@ -472,8 +504,8 @@ func approvalStoreOf(srv *config.Server) (*pgStore, error) {
 }
 
 // storeRefusal is the refusal of a request the approval store could not
-// serve (503): err's message, which says nothing was stored or run, for
-// the command name, if any.
+// serve (503): err's message, which says what is true meanwhile (see
+// storeUnavailableError), for the command name, if any.
 func storeRefusal(err error, name string) *errorInfo {
 	return &errorInfo{Kind: execgate.ErrorKindInternal, Name: name, Status: http.StatusServiceUnavailable, Message: err.Error(), retryAfter: busyRetryAfter}
 }

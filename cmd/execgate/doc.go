@@ -464,7 +464,9 @@
 // database cannot be reached. While it cannot reach the database, a call
 // held for approval, a decision, GET /v1/approvals and a proposer's poll
 // are refused with 503 and a message that says the approval store cannot
-// be reached and nothing ran; calls the policy allows run as usual. A
+// be reached and what is true meanwhile (for a proposal or a decision,
+// that nothing ran; for a read, that the state cannot be read now);
+// calls the policy allows run as usual. A
 // wait (?wait=) reads the approval again every 100 ms.
 //
 // Per replica, not shared: rate limits and loop detection (N replicas

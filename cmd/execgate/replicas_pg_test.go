@@ -453,7 +453,8 @@ func (p *dbProxy) mend() {
 // database that holds the approvals cannot be reached, a call that
 // needs an approval, an approval and the list of pending approvals are
 // refused with 503 and a message that says the approval store cannot be
-// reached and nothing ran, and nothing runs; once the database is back,
+// reached and what is true meanwhile (nothing ran, or, for a read, that
+// the state cannot be read now), and nothing runs; once the database is back,
 // the approval pending before runs once.
 func TestRecordIsTrue_DatabaseUnreachable(t *testing.T) {
 	dsn, config, dir := replicaSetup(t)
@@ -464,18 +465,20 @@ func TestRecordIsTrue_DatabaseUnreachable(t *testing.T) {
 
 	for _, tc := range []struct {
 		why, method, path, token, body string
+		// say is what the message says is true meanwhile.
+		say string
 	}{
-		{"a held call is refused: it cannot be kept for the approvers", "POST", "/v1/tools/record.run", callerToken, `{"stdin": "during-the-cut\n"}`},
-		{"an approval is refused: the record cannot be taken", "POST", approvalPath(id), approverToken, `{"action": "approve"}`},
-		{"the list is refused", "GET", "/v1/approvals", approverToken, ""},
-		{"the proposer's poll is refused", "GET", approvalPath(id), callerToken, ""},
+		{"a held call is refused: it cannot be kept for the approvers", "POST", "/v1/tools/record.run", callerToken, `{"stdin": "during-the-cut\n"}`, "nothing ran"},
+		{"an approval is refused: the record cannot be taken", "POST", approvalPath(id), approverToken, `{"action": "approve"}`, "nothing ran"},
+		{"the list is refused", "GET", "/v1/approvals", approverToken, "", "cannot be read now"},
+		{"the proposer's poll is refused", "GET", approvalPath(id), callerToken, "", "the approval's state cannot be read now"},
 	} {
 		code, resp, err := a.do(tc.method, tc.path, tc.token, tc.body)
 		require.NoError(t, err, tc.why)
 		assert.Equal(t, http.StatusServiceUnavailable, code, tc.why)
 		if assert.NotNil(t, resp.Error, tc.why) {
 			assert.Contains(t, resp.Error.Message, "approval store (PostgreSQL) cannot be reached", tc.why)
-			assert.Contains(t, resp.Error.Message, "nothing ran", tc.why)
+			assert.Contains(t, resp.Error.Message, tc.say, tc.why)
 			assert.NotContains(t, resp.Error.Message, dsn, tc.why)
 		}
 	}
