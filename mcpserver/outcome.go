@@ -48,6 +48,11 @@ const (
 	// then (the tool changed, the policy now denies it, ...);
 	// [ApprovalOutcome.Err] says why. Nothing ran.
 	ApprovalFailed ApprovalState = "failed"
+	// ApprovalUnavailable: what became of it cannot be read now (the
+	// store that keeps it cannot be reached); nothing changed. The call
+	// is refused with a message that says to call again later, and a
+	// later identical call asks again about the same approval.
+	ApprovalUnavailable ApprovalState = "unavailable"
 )
 
 // ApprovalOutcome is what became of an approval, as [Outcomes.Claim]
@@ -247,6 +252,11 @@ func (s *Server) outcome(ctx context.Context, req *mcp.CallToolRequest, k heldKe
 			return nil
 		}
 		return s.pendingResult(ap, false, false)
+	case ApprovalUnavailable:
+		// Not pending: no one may be able to decide it now. The held
+		// call stays, so that a later identical call asks again.
+		return statusResult(&CallStatus{Status: StatusRefused, Kind: KindInternal, Name: ap.Name, Approval: &ap,
+			Message: fmt.Sprintf("execgate: what became of approval %s of %q cannot be read now: the server's approval store cannot be reached, and nothing changed. Call the tool again later with the same arguments to learn the outcome.", ap.ID, ap.Name)})
 	}
 	s.forgetHeld(k, h)
 	switch o.State {

@@ -416,12 +416,14 @@ func (b *pgBook) StartWait(principal string) (func(), bool) {
 }
 
 // Claim implements mcpserver.Outcomes. A store it cannot reach reads as
-// pending: the caller is told to ask again.
+// unavailable, never pending (no approver may be able to decide it
+// either): the caller is refused and told to call again later.
 func (b *pgBook) Claim(ctx context.Context, id, principal string, wait time.Duration) mcpserver.ApprovalOutcome {
 	v, found, err := b.Look(ctx, id, principal, false, wait)
 	switch {
 	case err != nil:
-		return mcpserver.ApprovalOutcome{State: mcpserver.ApprovalPending}
+		b.log.Warn("execgate: what became of an approval could not be read from the approval store", "approval", id, "error", err)
+		return mcpserver.ApprovalOutcome{State: mcpserver.ApprovalUnavailable, Err: err}
 	case found != claimFound:
 		return mcpserver.ApprovalOutcome{State: mcpserver.ApprovalUnknown}
 	}

@@ -72,4 +72,10 @@ func TestRecordIsTrue_UnreachableStoreSaysWhatHappened(t *testing.T) {
 		}
 		assert.NotContains(t, err.Error(), dsn, "%s: the connection string is never shown", tc.why)
 	}
+
+	// Over MCP, a retry's claim reads unavailable, which mcpserver
+	// refuses with "call again later", never pending.
+	o := b.Claim(ctx, id, "bot", 0)
+	assert.Equal(t, mcpserver.ApprovalUnavailable, o.State, "an unreachable store is not a pending approval")
+	assert.Nil(t, o.Result)
 }
