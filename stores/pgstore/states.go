@@ -89,6 +89,12 @@ type StateEntry struct {
 // statesTable returns the quoted name of the States table of table and
 // of its index.
 func statesTable(table string) (quoted, index string, err error) {
+	return statesIndex(table, "_st_open_idx")
+}
+
+// statesIndex returns the quoted name of the States table of table and
+// the unqualified name of its index whose name ends with suffix.
+func statesIndex(table, suffix string) (quoted, index string, err error) {
 	if _, err := parseTable(table); err != nil {
 		return "", "", err
 	}
@@ -97,9 +103,9 @@ func statesTable(table string) (quoted, index string, err error) {
 	}
 	schema, tbl, qualified := strings.Cut(table, ".")
 	if !qualified {
-		return pgx.Identifier{table + "_states"}.Sanitize(), pgx.Identifier{table + "_st_open_idx"}.Sanitize(), nil
+		return pgx.Identifier{table + "_states"}.Sanitize(), pgx.Identifier{table + suffix}.Sanitize(), nil
 	}
-	return pgx.Identifier{schema, tbl + "_states"}.Sanitize(), pgx.Identifier{tbl + "_st_open_idx"}.Sanitize(), nil
+	return pgx.Identifier{schema, tbl + "_states"}.Sanitize(), pgx.Identifier{tbl + suffix}.Sanitize(), nil
 }
 
 // MigrateStates creates the States table of table (its name with
@@ -111,6 +117,10 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 		return errors.New("pgstore: MigrateStates needs a pool")
 	}
 	q, idx, err := statesTable(table)
+	if err != nil {
+		return err
+	}
+	_, forgetIdx, err := statesIndex(table, "_st_forget_idx")
 	if err != nil {
 		return err
 	}
@@ -142,6 +152,8 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 		// Tables made before approvals were taken under a lease.
 		`ALTER TABLE ` + q + ` ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT ''`,
 		`ALTER TABLE ` + q + ` ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
+		// The expiry's DELETE of the outcomes whose time has passed.
+		`CREATE INDEX IF NOT EXISTS ` + forgetIdx + ` ON ` + q + ` (forget) WHERE forget IS NOT NULL`,
 	} {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("pgstore: migrating %s: %w", q, err)
@@ -341,13 +353,13 @@ func (s *States) Take(ctx context.Context, id string, now time.Time, state strin
 // Renew extends the lease of owner's take of the approval with the
 // given ID to lease.For from now, by the database's clock, and reports
 // whether owner still holds it: false once it is settled, released, or
-// failed after its lease lapsed.
+// its lease has lapsed (the approval then reads failed).
 func (s *States) Renew(ctx context.Context, id string, lease Lease) (bool, error) {
 	if err := lease.check(); err != nil {
 		return false, err
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET lease_until = now() + $3::interval
-		WHERE id = $1 AND taken AND finished IS NULL AND owner = $2`, id, lease.Owner, lease.For)
+		WHERE id = $1 AND taken AND finished IS NULL AND owner = $2 AND lease_until > now()`, id, lease.Owner, lease.For)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: renewing the lease of approval %s: %w", id, err)
 	}
@@ -387,7 +399,8 @@ type Settlement struct {
 }
 
 // Settle records the decision on the approval with the given ID, open
-// and taken under st.Owner's lease, and reports whether it was. The
+// and taken under st.Owner's lease that has not lapsed, and reports
+// whether it was. The
 // UPDATE locks the row; an approval already settled (or failed after
 // its lease lapsed), or taken by another owner, is left as it is.
 func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, error) {
@@ -400,7 +413,7 @@ func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, er
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, result = $3::json, result_size = $4,
 		trace_id = $5, err = $6::json, finished = $7, forget = $7::timestamptz + `+lifetimeSQL+`, lease_until = NULL
-		WHERE id = $1 AND finished IS NULL AND taken AND owner = $8`, id, st.State, res, st.ResultSize, st.TraceID, e, st.At, st.Owner)
+		WHERE id = $1 AND finished IS NULL AND taken AND owner = $8 AND (lease_until IS NULL OR lease_until > now())`, id, st.State, res, st.ResultSize, st.TraceID, e, st.At, st.Owner)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: settling approval %s: %w", id, err)
 	}
@@ -408,18 +421,27 @@ func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, er
 }
 
 // Get returns the approval with the given ID and what became of it, or
-// false when the table does not hold it at now.
+// false when the table does not hold it at now. It only reads: an
+// approval whose time has passed at now reads as the expiry will mark
+// it (expired, or failed once its lease lapsed; see [States.List]),
+// and an outcome whose time has passed is not found, so that a waiting
+// poll writes nothing.
 func (s *States) Get(ctx context.Context, id string, now time.Time) (StateEntry, bool, error) {
-	if err := s.Expire(ctx, now); err != nil {
-		return StateEntry{}, false, fmt.Errorf("pgstore: reading approval %s: %w", id, err)
-	}
 	var (
 		e                StateEntry
 		raw              []byte
 		finished, forget *time.Time
+		created, expires time.Time
+		due              int
 	)
-	err := s.pool.QueryRow(ctx, `SELECT approval, state, taken, CASE WHEN taken THEN owner ELSE '' END, result, trace_id, err, finished, forget FROM `+s.quoted+` WHERE id = $1`, id).
-		Scan(&raw, &e.State, &e.Taken, &e.Owner, &e.Result, &e.TraceID, &e.Err, &finished, &forget)
+	err := s.pool.QueryRow(ctx, `SELECT approval, state, taken, CASE WHEN taken THEN owner ELSE '' END, result, trace_id, err, finished, forget,
+		created_at, expires_at, CASE
+			WHEN finished IS NOT NULL THEN 0
+			WHEN NOT taken AND expires_at <= $2 THEN 1
+			WHEN taken AND (lease_until <= now() OR (lease_until IS NULL AND expires_at + `+lifetimeSQL+` <= $2)) THEN 2
+			ELSE 0 END
+		FROM `+s.quoted+` WHERE id = $1`, id, now).
+		Scan(&raw, &e.State, &e.Taken, &e.Owner, &e.Result, &e.TraceID, &e.Err, &finished, &forget, &created, &expires, &due)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StateEntry{}, false, nil
 	}
@@ -434,6 +456,16 @@ func (s *States) Get(ctx context.Context, id string, now time.Time) (StateEntry,
 	}
 	if forget != nil {
 		e.Forget = *forget
+	}
+	switch lifetime := expires.Sub(created); due {
+	case 1: // as expire marks it
+		e.State, e.Finished, e.Forget = StateExpired, expires, expires.Add(lifetime)
+	case 2:
+		e.State, e.Taken, e.Owner, e.Err = StateFailed, false, "", json.RawMessage(abandonedErr)
+		e.Finished, e.Forget = now, now.Add(lifetime)
+	}
+	if !e.Forget.IsZero() && !e.Forget.After(now) {
+		return StateEntry{}, false, nil
 	}
 	return e, true, nil
 }

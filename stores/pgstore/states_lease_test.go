@@ -111,3 +111,56 @@ func TestStates_SettleAndReleaseTheOwnersTake(t *testing.T) {
 		t.Fatalf("after b's Settle: %+v; want rejected, not taken", e)
 	}
 }
+
+// TestStates_GetOnlyReads: a poll's Get writes nothing, yet reads an
+// approval whose time has passed as the expiry marks it, and does not
+// find an outcome whose time has passed; the expiry's DELETE of those
+// outcomes has an index (made again harmlessly by MigrateStates).
+func TestStates_GetOnlyReads(t *testing.T) {
+	s, sql := newStatesSQL(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	const open, taken = "018f0000-0000-7000-8000-0000000000d1", "018f0000-0000-7000-8000-0000000000d2"
+	for _, id := range []string{open, taken} {
+		if err := s.Add(ctx, stateApproval(id, "bot", t0, time.Minute), t0, 10); err != nil {
+			t.Fatalf("Add: %v", err)
+		}
+	}
+	if _, found, err := s.Take(ctx, taken, t0, "running", lease, func(execgate.Approval) error { return nil }); !found || err != nil {
+		t.Fatalf("Take: %v, %v", found, err)
+	}
+	sql(`UPDATE $table SET lease_until = now() - interval '1 second' WHERE id = $1`, taken)
+	unwritten := `DO $$ BEGIN IF EXISTS (SELECT 1 FROM $table WHERE finished IS NOT NULL) THEN RAISE EXCEPTION 'a Get wrote'; END IF; END $$`
+	for _, tc := range []struct {
+		why  string
+		id   string
+		at   time.Duration
+		want string // "" for not found
+	}{
+		{"an approval no one took reads expired once its time has passed", open, 90 * time.Second, pgstore.StateExpired},
+		{"a taken approval whose lease lapsed reads failed", taken, 90 * time.Second, pgstore.StateFailed},
+		{"an expired approval is forgotten a lifetime after its expiry", open, 2 * time.Minute, ""},
+	} {
+		e, ok, err := s.Get(ctx, tc.id, t0.Add(tc.at))
+		switch {
+		case err != nil:
+			t.Fatalf("%s: Get: %v", tc.why, err)
+		case tc.want == "" && ok:
+			t.Errorf("%s: found %q", tc.why, e.State)
+		case tc.want != "" && (!ok || e.State != tc.want || e.Finished.IsZero() || e.Taken):
+			t.Errorf("%s: %+v, %v; want %q, finished, not taken", tc.why, e, ok, tc.want)
+		}
+		sql(unwritten)
+	}
+	// The expiry writes what Get read.
+	if _, err := s.List(ctx, t0.Add(90*time.Second)); err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	for id, want := range map[string]string{open: pgstore.StateExpired, taken: pgstore.StateFailed} {
+		if e, ok, err := s.Get(ctx, id, t0.Add(90*time.Second)); err != nil || !ok || e.State != want {
+			t.Errorf("after the expiry %s reads %q (%v, %v); want %q", id, e.State, ok, err, want)
+		}
+	}
+	sql(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = '$table'::regclass
+		AND pg_get_indexdef(indexrelid) LIKE '%(forget)%') THEN RAISE EXCEPTION 'no index on forget'; END IF; END $$`)
+}

@@ -172,10 +172,12 @@ func TestStates_ExpiryAndAbandonment(t *testing.T) {
 	}
 
 	// The bound of open approvals counts what is open.
-	if err := s.Add(ctx, stateApproval("018f0000-0000-7000-8000-0000000000a3", "bot", t0, time.Hour), t0, 2); err != nil {
+	// (The expiry runs in Add; the taken one is open.)
+	later := t0.Add(2 * time.Minute)
+	if err := s.Add(ctx, stateApproval("018f0000-0000-7000-8000-0000000000a3", "bot", later, time.Hour), later, 2); err != nil {
 		t.Fatalf("Add under the bound: %v", err)
 	}
-	if err := s.Add(ctx, stateApproval("018f0000-0000-7000-8000-0000000000a4", "bot", t0, time.Hour), t0, 1); !errors.Is(err, pgstore.ErrTooManyPending) {
+	if err := s.Add(ctx, stateApproval("018f0000-0000-7000-8000-0000000000a4", "bot", later, time.Hour), later, 2); !errors.Is(err, pgstore.ErrTooManyPending) {
 		t.Fatalf("Add over the bound: %v; want ErrTooManyPending", err)
 	}
 }
