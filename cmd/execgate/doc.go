@@ -472,7 +472,9 @@
 // Per replica, not shared: rate limits and loop detection (N replicas
 // give a principal up to N times per_minute, burst and budget; divide
 // them by N to hold a principal to a total), the concurrency bounds, the
-// 8 waits per principal, the grants given with approvals, and the
+// 8 waits per principal, the grants given with approvals (GET /v1/grants
+// lists, and DELETE /v1/grants/{id} revokes, only those of the replica
+// that decided the approval; another replica answers 404), and the
 // webhooks' queues (each replica tells of what it saw). The replica that
 // takes an approval to run it holds it under a lease it renews every 30
 // s while the call runs, however long that is: no other replica marks

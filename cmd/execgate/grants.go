@@ -237,7 +237,7 @@ func sameSpec(al *execgate.Allowlist, name, fp, version string) bool {
 // expired, is the same 404.
 func (b *grantBook) revoke(ctx context.Context, id string) (*grantView, *grantRefusal) {
 	unknown := &grantRefusal{reason: "unknown grant", info: &errorInfo{Kind: execgate.ErrorKindRequest, Status: http.StatusNotFound,
-		Message: "no such grant: it was never made here, was revoked, or expired; GET /v1/grants lists the grants in force"}}
+		Message: "no such grant: it was never made here, was revoked, or expired; GET /v1/grants lists the grants in force here. With several serve replicas on one approval store, a grant lives in the replica that decided its approval: list and revoke it there"}}
 	if b == nil || b.eng == nil {
 		return nil, unknown
 	}
