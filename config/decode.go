@@ -246,6 +246,11 @@ func (d *decoder) usable(n *yaml.Node, path string) bool {
 	return true
 }
 
+// usableNode reports whether usable accepts n, recording nothing.
+func usableNode(n *yaml.Node) bool {
+	return n.Kind != yaml.AliasNode && n.Anchor == "" && n.Tag != "!!merge" && n.Style&yaml.TaggedStyle == 0 && standardTags[n.Tag]
+}
+
 // truncate shortens a name from the file for a message.
 func truncate(s string) string {
 	if len(s) > maxQuoted {
@@ -303,7 +308,12 @@ func (d *decoder) pairs(n *yaml.Node, path string, f func(name string, k, v *yam
 		d.add(n, path, "must be a mapping, not %s", describe(n))
 		return false
 	}
-	seen := make(map[string]*yaml.Node, len(n.Content)/2)
+	// A mapping of a few keys, as most are, is searched for a duplicate
+	// key rather than given a map.
+	var seen map[string]*yaml.Node
+	if len(n.Content) > 16 {
+		seen = make(map[string]*yaml.Node, len(n.Content)/2)
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		name, ok := d.key(k, path)
@@ -311,14 +321,31 @@ func (d *decoder) pairs(n *yaml.Node, path string, f func(name string, k, v *yam
 			continue
 		}
 		kp := keyPath(path, name)
-		if first, dup := seen[name]; dup {
+		if first := firstKey(n, i, name, seen); first != nil {
 			d.add(k, kp, "duplicate key (first at line %d)", first.Line)
 			continue
 		}
-		seen[name] = k
+		if seen != nil {
+			seen[name] = k
+		}
 		f(name, k, v, kp)
 	}
 	return true
+}
+
+// firstKey returns the first key of the mapping n before its i-th node
+// (a key's) that is a string and reads name, or nil: from seen, when it is
+// not nil, which holds every such key before i.
+func firstKey(n *yaml.Node, i int, name string, seen map[string]*yaml.Node) *yaml.Node {
+	if seen != nil {
+		return seen[name]
+	}
+	for j := 0; j < i; j += 2 {
+		if k := n.Content[j]; k.Value == name && k.Kind == yaml.ScalarNode && k.Tag == "!!str" && usableNode(k) {
+			return k
+		}
+	}
+	return nil
 }
 
 // mapping decodes mapping n with the known keys in fs. It returns the
@@ -387,9 +414,15 @@ func (d *decoder) boolean(f *val[bool]) handler {
 			return
 		}
 		var b bool
-		if err := v.Decode(&b); err != nil {
-			d.add(v, path, "must be true or false")
-			return
+		switch v.Value {
+		case "true", "True", "TRUE":
+			b = true
+		case "false", "False", "FALSE":
+		default:
+			if err := v.Decode(&b); err != nil {
+				d.add(v, path, "must be true or false")
+				return
+			}
 		}
 		f.v, f.set = b, true
 	}
@@ -401,13 +434,33 @@ func (d *decoder) integer(f *val[int64]) handler {
 		if !d.scalar(v, path, "an integer", "!!int") {
 			return
 		}
-		var i int64
-		if err := v.Decode(&i); err != nil {
-			d.add(v, path, "must be an integer between %d and %d", int64(math.MinInt64), int64(math.MaxInt64))
-			return
+		i, ok := plainInt(v.Value)
+		if !ok {
+			if err := v.Decode(&i); err != nil {
+				d.add(v, path, "must be an integer between %d and %d", int64(math.MinInt64), int64(math.MaxInt64))
+				return
+			}
 		}
 		f.v, f.set = i, true
 	}
+}
+
+// plainInt returns the value of s when it is 0 or a decimal integer of at
+// most 18 digits without a sign or leading zero, which YAML reads as that
+// number; any other integer is left to the YAML package.
+func plainInt(s string) (int64, bool) {
+	if s == "" || len(s) > 18 || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	var i int64
+	for j := 0; j < len(s); j++ {
+		c := s[j]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		i = i*10 + int64(c-'0')
+	}
+	return i, true
 }
 
 // duration decodes a duration written as a string with units ("30s").

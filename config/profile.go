@@ -86,7 +86,7 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 	for i := 1; i < len(site); i += 2 {
 		d.markOverride(site[i], name)
 	}
-	vals, ok := d.siteValues(name, siteMarks(entry), site, n, path)
+	vals, ok := d.siteValues(name, profileSiteMarks(name, entry), site, n, path)
 	if !ok {
 		return nil
 	}
@@ -191,6 +191,21 @@ func (t *profileTree) copy() *yaml.Node {
 		return c
 	}
 	return cp(t.root)
+}
+
+// profileMarks holds the site values each profile marks, found once: a
+// profile is embedded and never changes.
+var profileMarks sync.Map // profile name -> []string
+
+// profileSiteMarks returns siteMarks(entry) for entry, an unchanged copy
+// of the profile called name.
+func profileSiteMarks(name string, entry *yaml.Node) []string {
+	if v, ok := profileMarks.Load(name); ok {
+		return v.([]string)
+	}
+	marks := siteMarks(entry)
+	profileMarks.Store(name, marks)
+	return marks
 }
 
 // hasAlias reports whether the tree n holds an alias.
