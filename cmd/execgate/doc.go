@@ -469,6 +469,11 @@
 // calls the policy allows run as usual. A
 // wait (?wait=) reads the approval again every 100 ms.
 //
+// The approval store judges expiry, leases and forgetting by the
+// database's clock; the Executor of the replica that runs an approved
+// call checks its expiry by its own, so keep the replicas' clocks
+// synchronized.
+//
 // Per replica, not shared: rate limits and loop detection (N replicas
 // give a principal up to N times per_minute, burst and budget; divide
 // them by N to hold a principal to a total), the concurrency bounds, the

@@ -54,8 +54,10 @@ var ErrTooManyPending = errors.New("pgstore: too many approvals are pending")
 // one (see [States.Claim]).
 //
 // Its table is the Store's table name with "_states" appended, made by
-// [MigrateStates]. Every time it is given is the caller's clock; the
-// database's clock is never used.
+// [MigrateStates]. Whether an approval has expired, a lease lapsed or an
+// outcome's time passed is judged by the database's clock (now()), so
+// that replicas whose clocks differ judge alike; the times it is given
+// are the caller's, kept as when a decision was made.
 type States struct {
 	pool   *pgxpool.Pool
 	quoted string
@@ -204,7 +206,7 @@ func (s *States) Add(ctx context.Context, ap execgate.Approval, now time.Time, m
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2::text::regclass::oid::int4)`, lockClass, s.quoted); err != nil {
 			return err
 		}
-		if err := s.expire(ctx, tx, now); err != nil {
+		if err := s.expire(ctx, tx); err != nil {
 			return err
 		}
 		var open int
@@ -222,39 +224,42 @@ func (s *States) Add(ctx context.Context, ap execgate.Approval, now time.Time, m
 }
 
 // expire marks the open approvals no approver took whose time has
-// passed at now expired, marks failed those an approver took whose
-// lease (see [Lease]) lapsed unsettled, by the database's clock (its
-// owner stopped, or lost the database for longer than the lease), and
-// deletes the outcomes whose time has passed. A row taken by a version
-// that gave no lease is failed once the approval's lifetime has passed
-// again after its expiry.
-func (s *States) expire(ctx context.Context, tx pgx.Tx, now time.Time) error {
-	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, finished = expires_at, forget = expires_at + `+lifetimeSQL+`
-		WHERE finished IS NULL AND NOT taken AND expires_at <= $1`, now, StateExpired); err != nil {
+// passed expired, marks failed those an approver took whose lease (see
+// [Lease]) lapsed unsettled (its owner stopped, or lost the database for
+// longer than the lease), and deletes the outcomes whose time has
+// passed, each by the database's clock, so that every replica judges
+// alike whatever its own clock says. A row taken by a version that gave
+// no lease is failed once the approval's lifetime has passed again
+// after its expiry.
+func (s *States) expire(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $1, finished = expires_at, forget = expires_at + `+lifetimeSQL+`
+		WHERE finished IS NULL AND NOT taken AND expires_at <= now()`, StateExpired); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, err = $3::json, finished = $1, forget = $1::timestamptz + `+lifetimeSQL+`
-		WHERE finished IS NULL AND taken AND (lease_until <= now() OR (lease_until IS NULL AND expires_at + `+lifetimeSQL+` <= $1))`, now, StateFailed, abandonedErr); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $1, taken = false, err = $2::json, finished = now(), forget = now() + `+lifetimeSQL+`
+		WHERE finished IS NULL AND taken AND (lease_until <= now() OR (lease_until IS NULL AND expires_at + `+lifetimeSQL+` <= now()))`, StateFailed, abandonedErr); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `DELETE FROM `+s.quoted+` WHERE forget <= $1`, now)
+	_, err := tx.Exec(ctx, `DELETE FROM `+s.quoted+` WHERE forget <= now()`)
 	return err
 }
 
-// Expire marks the approvals that expired undecided at now expired and
-// forgets the outcomes whose time has passed.
+// Expire marks the approvals that expired undecided expired, and those
+// whose lease lapsed failed, and forgets the outcomes whose time has
+// passed, all by the database's clock; now is the caller's time, which
+// does not decide expiry.
 func (s *States) Expire(ctx context.Context, now time.Time) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error { return s.expire(ctx, tx, now) })
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.expire(ctx, tx) })
 }
 
-// List returns the approvals that wait for a decision at now, oldest
-// first: open, taken by no approver, not expired.
+// List returns the approvals that wait for a decision, oldest first:
+// open, taken by no approver, not expired by the database's clock.
 func (s *States) List(ctx context.Context, now time.Time) ([]execgate.Approval, error) {
 	if err := s.Expire(ctx, now); err != nil {
 		return nil, fmt.Errorf("pgstore: listing approvals: %w", err)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT approval FROM `+s.quoted+`
-		WHERE finished IS NULL AND NOT taken AND expires_at > $1 ORDER BY created_at, id`, now)
+		WHERE finished IS NULL AND NOT taken AND expires_at > now() ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: listing approvals: %w", err)
 	}
@@ -303,7 +308,8 @@ func (l Lease) check() error {
 // Take hands the pending approval with the given ID to one approver, if
 // check accepts it, marking it taken under lease and giving it state
 // when state is not "": exactly one caller of any process gets it. It
-// reports false when no such approval is pending at now. An error from
+// reports false when no such approval is pending, unexpired by the
+// database's clock; now is the caller's time. An error from
 // check leaves it pending and is returned.
 //
 // Take's SELECT ... FOR UPDATE locks the approval's row until its
@@ -323,7 +329,7 @@ func (s *States) Take(ctx context.Context, id string, now time.Time, state strin
 		found, cerr = false, nil
 		var raw []byte
 		err := tx.QueryRow(ctx, `SELECT approval FROM `+s.quoted+`
-			WHERE id = $1 AND finished IS NULL AND NOT taken AND expires_at > $2 FOR UPDATE`, id, now).Scan(&raw)
+			WHERE id = $1 AND finished IS NULL AND NOT taken AND expires_at > now() FOR UPDATE`, id).Scan(&raw)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -421,8 +427,10 @@ func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, er
 }
 
 // Get returns the approval with the given ID and what became of it, or
-// false when the table does not hold it at now. It only reads: an
-// approval whose time has passed at now reads as the expiry will mark
+// false when the table does not hold it. Like the expiry, it judges
+// time by the database's clock; now is the caller's time, which does
+// not decide it. It only reads: an approval whose time has passed reads
+// as the expiry will mark
 // it (expired, or failed once its lease lapsed; see [States.List]),
 // and an outcome whose time has passed is not found, so that a waiting
 // poll writes nothing.
@@ -432,16 +440,17 @@ func (s *States) Get(ctx context.Context, id string, now time.Time) (StateEntry,
 		raw              []byte
 		finished, forget *time.Time
 		created, expires time.Time
+		dbNow            time.Time
 		due              int
 	)
 	err := s.pool.QueryRow(ctx, `SELECT approval, state, taken, CASE WHEN taken THEN owner ELSE '' END, result, trace_id, err, finished, forget,
-		created_at, expires_at, CASE
+		created_at, expires_at, now(), CASE
 			WHEN finished IS NOT NULL THEN 0
-			WHEN NOT taken AND expires_at <= $2 THEN 1
-			WHEN taken AND (lease_until <= now() OR (lease_until IS NULL AND expires_at + `+lifetimeSQL+` <= $2)) THEN 2
+			WHEN NOT taken AND expires_at <= now() THEN 1
+			WHEN taken AND (lease_until <= now() OR (lease_until IS NULL AND expires_at + `+lifetimeSQL+` <= now())) THEN 2
 			ELSE 0 END
-		FROM `+s.quoted+` WHERE id = $1`, id, now).
-		Scan(&raw, &e.State, &e.Taken, &e.Owner, &e.Result, &e.TraceID, &e.Err, &finished, &forget, &created, &expires, &due)
+		FROM `+s.quoted+` WHERE id = $1`, id).
+		Scan(&raw, &e.State, &e.Taken, &e.Owner, &e.Result, &e.TraceID, &e.Err, &finished, &forget, &created, &expires, &dbNow, &due)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StateEntry{}, false, nil
 	}
@@ -462,9 +471,9 @@ func (s *States) Get(ctx context.Context, id string, now time.Time) (StateEntry,
 		e.State, e.Finished, e.Forget = StateExpired, expires, expires.Add(lifetime)
 	case 2:
 		e.State, e.Taken, e.Owner, e.Err = StateFailed, false, "", json.RawMessage(abandonedErr)
-		e.Finished, e.Forget = now, now.Add(lifetime)
+		e.Finished, e.Forget = dbNow, dbNow.Add(lifetime)
 	}
-	if !e.Forget.IsZero() && !e.Forget.After(now) {
+	if !e.Forget.IsZero() && !e.Forget.After(dbNow) {
 		return StateEntry{}, false, nil
 	}
 	return e, true, nil

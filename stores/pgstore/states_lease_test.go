@@ -43,8 +43,9 @@ func TestRecordIsTrue_TakenApprovalIsTheLeaseOwners(t *testing.T) {
 			t.Fatalf("%s: reads %q owned by %q (%v, %v); want %q owned by %q", why, e.State, e.Owner, ok, err, want, wantOwner)
 		}
 	}
-	// Every read runs the expiry; the approval's lifetime has passed
-	// twice after its expiry at 31 minutes.
+	// 31 minutes pass for the approvals (their lifetime has passed twice
+	// after their expiry); the running call's owner renews its lease.
+	sql(`UPDATE $table SET created_at = created_at - interval '31 minutes', expires_at = expires_at - interval '31 minutes'`)
 	read("a call still running 16 minutes after expiry, its lease running", 31*time.Minute, "running", owner.Owner)
 	if e, _, _ := s.Get(ctx, legacy, t0.Add(31*time.Minute)); e.State != pgstore.StateFailed {
 		t.Errorf("a row taken with no lease reads %q a lifetime after expiry; want failed, as before leases", e.State)
@@ -131,6 +132,8 @@ func TestStates_GetOnlyReads(t *testing.T) {
 	}
 	sql(`UPDATE $table SET lease_until = now() - interval '1 second' WHERE id = $1`, taken)
 	unwritten := `DO $$ BEGIN IF EXISTS (SELECT 1 FROM $table WHERE finished IS NOT NULL) THEN RAISE EXCEPTION 'a Get wrote'; END IF; END $$`
+	// Time passes for the rows, as the database's clock moves on.
+	var elapsed time.Duration
 	for _, tc := range []struct {
 		why  string
 		id   string
@@ -141,6 +144,8 @@ func TestStates_GetOnlyReads(t *testing.T) {
 		{"a taken approval whose lease lapsed reads failed", taken, 90 * time.Second, pgstore.StateFailed},
 		{"an expired approval is forgotten a lifetime after its expiry", open, 2 * time.Minute, ""},
 	} {
+		sql(`UPDATE $table SET created_at = created_at - $1::interval, expires_at = expires_at - $1::interval`, tc.at-elapsed)
+		elapsed = tc.at
 		e, ok, err := s.Get(ctx, tc.id, t0.Add(tc.at))
 		switch {
 		case err != nil:
@@ -153,14 +158,50 @@ func TestStates_GetOnlyReads(t *testing.T) {
 		sql(unwritten)
 	}
 	// The expiry writes what Get read.
-	if _, err := s.List(ctx, t0.Add(90*time.Second)); err != nil {
+	if _, err := s.List(ctx, t0.Add(2*time.Minute)); err != nil {
 		t.Fatalf("List: %v", err)
 	}
-	for id, want := range map[string]string{open: pgstore.StateExpired, taken: pgstore.StateFailed} {
-		if e, ok, err := s.Get(ctx, id, t0.Add(90*time.Second)); err != nil || !ok || e.State != want {
-			t.Errorf("after the expiry %s reads %q (%v, %v); want %q", id, e.State, ok, err, want)
-		}
+	if e, ok, err := s.Get(ctx, taken, t0.Add(2*time.Minute)); err != nil || !ok || e.State != pgstore.StateFailed {
+		t.Errorf("after the expiry the taken one reads %q (%v, %v); want failed", e.State, ok, err)
+	}
+	if _, ok, err := s.Get(ctx, open, t0.Add(2*time.Minute)); err != nil || ok {
+		t.Errorf("after the expiry the expired one is still there (%v, %v); want it forgotten", ok, err)
 	}
 	sql(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = '$table'::regclass
 		AND pg_get_indexdef(indexrelid) LIKE '%(forget)%') THEN RAISE EXCEPTION 'no index on forget'; END IF; END $$`)
+}
+
+// TestStates_ExpiryByTheDatabasesClock: replicas whose clocks differ
+// judge expiry alike, by the database's clock: a replica two hours
+// ahead neither reads a live approval expired, nor expires it for the
+// others, and can take it; a replica two hours behind cannot take one
+// that has expired.
+func TestStates_ExpiryByTheDatabasesClock(t *testing.T) {
+	s, sql := newStatesSQL(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	ahead, behind := t0.Add(2*time.Hour), t0.Add(-2*time.Hour)
+	const live, dead = "018f0000-0000-7000-8000-0000000000e1", "018f0000-0000-7000-8000-0000000000e2"
+	for _, id := range []string{live, dead} {
+		if err := s.Add(ctx, stateApproval(id, "bot", t0, time.Hour), ahead, 10); err != nil {
+			t.Fatalf("Add through the replica ahead: %v", err)
+		}
+	}
+	if list, err := s.List(ctx, ahead); err != nil || len(list) != 2 {
+		t.Fatalf("List through the replica ahead: %v, %v; want both approvals", list, err)
+	}
+	if e, _, err := s.Get(ctx, live, ahead); err != nil || e.State != pgstore.StatePending {
+		t.Fatalf("Get through the replica ahead: %q, %v; want pending", e.State, err)
+	}
+	if _, found, err := s.Take(ctx, live, ahead, "running", lease, func(execgate.Approval) error { return nil }); !found || err != nil {
+		t.Fatalf("Take through the replica ahead: %v, %v; want it taken", found, err)
+	}
+	// An hour and more passes for the other approval.
+	sql(`UPDATE $table SET created_at = created_at - interval '61 minutes', expires_at = expires_at - interval '61 minutes' WHERE id = $1`, dead)
+	if _, found, err := s.Take(ctx, dead, behind, "running", lease, func(execgate.Approval) error { return nil }); found || err != nil {
+		t.Fatalf("Take of an expired approval through the replica behind: %v, %v; want nothing", found, err)
+	}
+	if e, _, err := s.Get(ctx, dead, behind); err != nil || e.State != pgstore.StateExpired {
+		t.Fatalf("Get through the replica behind: %q, %v; want expired", e.State, err)
+	}
 }

@@ -138,7 +138,7 @@ func TestStates_OneTakerOneClaimer(t *testing.T) {
 // its lease runs, however long after its expiry; outcomes are forgotten
 // after their lifetime.
 func TestStates_ExpiryAndAbandonment(t *testing.T) {
-	s := newStates(t)
+	s, sql := newStatesSQL(t)
 	ctx := context.Background()
 	t0 := time.Now().UTC().Truncate(time.Microsecond)
 	const open, taken = "018f0000-0000-7000-8000-0000000000a1", "018f0000-0000-7000-8000-0000000000a2"
@@ -150,6 +150,9 @@ func TestStates_ExpiryAndAbandonment(t *testing.T) {
 	if _, found, err := s.Take(ctx, taken, t0, "running", lease, func(execgate.Approval) error { return nil }); !found || err != nil {
 		t.Fatalf("Take: %v, %v", found, err)
 	}
+	// Time passes for the rows: their times move into the past, as
+	// the database's clock, which judges expiry, moves on.
+	var elapsed time.Duration
 	for _, tc := range []struct {
 		why         string
 		at          time.Duration
@@ -158,8 +161,11 @@ func TestStates_ExpiryAndAbandonment(t *testing.T) {
 		{"before expiry both are as they were", 30 * time.Second, pgstore.StatePending, "running"},
 		{"at expiry the open one expires; the taken one may still be running", time.Minute, pgstore.StateExpired, "running"},
 		{"a lifetime after expiry the expired one is forgotten; the taken one, under its lease, still runs", 2 * time.Minute, "", "running"},
-		{"long after, the taken one still runs: its lease, not the approval's lifetime, says when it is abandoned", 30 * time.Minute, "", "running"},
+		{"long after, the taken one still runs: its lease, not the approval's lifetime, says when it is abandoned", 50 * time.Minute, "", "running"},
 	} {
+		sql(`UPDATE $table SET created_at = created_at - $1::interval, expires_at = expires_at - $1::interval,
+			finished = finished - $1::interval, forget = forget - $1::interval, lease_until = lease_until - $1::interval`, tc.at-elapsed)
+		elapsed = tc.at
 		for id, want := range map[string]string{open: tc.open, taken: tc.taken} {
 			e, ok, err := s.Get(ctx, id, t0.Add(tc.at))
 			if want == "" && !ok && err == nil {
@@ -173,7 +179,7 @@ func TestStates_ExpiryAndAbandonment(t *testing.T) {
 
 	// The bound of open approvals counts what is open.
 	// (The expiry runs in Add; the taken one is open.)
-	later := t0.Add(2 * time.Minute)
+	later := t0
 	if err := s.Add(ctx, stateApproval("018f0000-0000-7000-8000-0000000000a3", "bot", later, time.Hour), later, 2); err != nil {
 		t.Fatalf("Add under the bound: %v", err)
 	}
