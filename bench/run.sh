@@ -154,7 +154,7 @@ cpu="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo '```'
 	echo
 
-	echo "### Configuration load: tools copied from the shipped profiles (targets: at most 100 µs and 10 KiB retained per tool)"
+	echo "### Configuration load: entries naming the shipped profiles, and tools written out in their shape (targets: at most 100 µs and 10 KiB retained per tool)"
 	echo
 	echo '```text'
 	benchstat "$OUT/configload.txt"

@@ -2,11 +2,11 @@ package config
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 
@@ -231,11 +231,22 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 		// first tool's did. Only those that failed there are checked
 		// again, so that each failure is reported at its own entry, under
 		// its own name.
-		failed := make(map[[sha256.Size]byte][]int)
+		type checked struct {
+			entry  *yaml.Node
+			failed []int // the examples that failed, by index
+		}
+		seen := make(map[uint64][]checked)
 		for _, tr := range cmds {
-			key, keyed := entrySum(tr.t.node)
-			if seen, ok := failed[key]; keyed && ok {
-				for _, i := range seen {
+			key, keyed := entryHash(tr.t.node)
+			var like *checked
+			for i, c := range seen[key] {
+				if keyed && sameEntry(c.entry, tr.t.node) {
+					like = &seen[key][i]
+					break
+				}
+			}
+			if like != nil {
+				for _, i := range like.failed {
 					p.checkExample(x, allow, tr.runs[i])
 					p.examplesRun++
 				}
@@ -251,10 +262,11 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 				}
 			}
 			if keyed {
-				failed[key] = bad
+				seen[key] = append(seen[key], checked{tr.t.node, bad})
 			}
 		}
 	}
+
 	if len(rules) > 0 {
 		ps := make([]policy.Policy, len(policies))
 		for i, pol := range policies {
@@ -324,25 +336,28 @@ func (p *problems) exampleFailed(from string, line, col int, path, format string
 	p.warned = append(p.warned, Warning{File: p.file, Line: line, Column: col, Path: path, Message: oneLine.Replace(fmt.Sprintf(format, args...))})
 }
 
-// entrySum returns a digest of the tools entry n as decoded, every key
-// and value but the tool's name, and false when n is no mapping. Two
-// entries with the same digest declare the same commands, flags,
-// patterns, paths, environment and confinement.
-func entrySum(n *yaml.Node) ([sha256.Size]byte, bool) {
+// entrySeed seeds entryHash.
+var entrySeed = maphash.MakeSeed()
+
+// entryHash returns a hash of the tools entry n as decoded, every key and
+// value but the tool's name, and false when n is no mapping. Entries
+// alike (see sameEntry) hash alike.
+func entryHash(n *yaml.Node) (uint64, bool) {
 	if n == nil || n.Kind != yaml.MappingNode {
-		return [sha256.Size]byte{}, false
+		return 0, false
 	}
-	h := sha256.New()
-	var buf []byte
+	var h maphash.Hash
+	h.SetSeed(entrySeed)
+	var num [binary.MaxVarintLen64]byte
+	word := func(x int) { h.Write(num[:binary.PutUvarint(num[:], uint64(x))]) }
 	var walk func(n *yaml.Node, top bool)
 	walk = func(n *yaml.Node, top bool) {
-		buf = binary.AppendUvarint(buf[:0], uint64(n.Kind))
-		buf = binary.AppendUvarint(buf, uint64(len(n.Tag)))
-		buf = append(buf, n.Tag...)
-		buf = binary.AppendUvarint(buf, uint64(len(n.Value)))
-		buf = append(buf, n.Value...)
-		buf = binary.AppendUvarint(buf, uint64(len(n.Content)))
-		h.Write(buf)
+		word(int(n.Kind))
+		word(len(n.Tag))
+		h.WriteString(n.Tag)
+		word(len(n.Value))
+		h.WriteString(n.Value)
+		word(len(n.Content))
 		for i, c := range n.Content {
 			if top && i%2 == 1 && n.Content[i-1].Value == "name" {
 				continue // the tool's name
@@ -351,9 +366,30 @@ func entrySum(n *yaml.Node) ([sha256.Size]byte, bool) {
 		}
 	}
 	walk(n, true)
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum, true
+	return h.Sum64(), true
+}
+
+// sameEntry reports whether the tools entries a and b, mappings, hold
+// the same keys and values, in the same order, but for the tool's name:
+// they declare the same commands, flags, patterns, paths, environment and
+// confinement.
+func sameEntry(a, b *yaml.Node) bool {
+	var same func(a, b *yaml.Node, top bool) bool
+	same = func(a, b *yaml.Node, top bool) bool {
+		if a.Kind != b.Kind || a.Tag != b.Tag || a.Value != b.Value || len(a.Content) != len(b.Content) {
+			return false
+		}
+		for i := range a.Content {
+			if top && i%2 == 1 && a.Content[i-1].Value == "name" {
+				continue
+			}
+			if !same(a.Content[i], b.Content[i], false) {
+				return false
+			}
+		}
+		return true
+	}
+	return same(a, b, true)
 }
 
 // argvString writes an argv for a message: [cmd "arg" ...].

@@ -74,6 +74,7 @@ func writtenFleet(tb testing.TB, n int) []byte {
 			tb.Fatal(err)
 		}
 	}
+	marks := strings.NewReplacer("${hosts}", "example.com", "${namespaces}", "default", "${kubeconfig}", kubeconfig)
 	var sb strings.Builder
 	sb.WriteString("version: 1\ntools:\n")
 	names := profiles.Names()
@@ -93,7 +94,7 @@ func writtenFleet(tb testing.TB, n int) []byte {
 			case strings.Contains(line, "pattern:"):
 				line = strings.ReplaceAll(line, "${hosts}", `example\.com`)
 			}
-			line = strings.NewReplacer("${hosts}", "example.com", "${namespaces}", "default", "${kubeconfig}", kubeconfig).Replace(line)
+			line = marks.Replace(line)
 			for _, l := range strings.Split(line, "\n") {
 				switch {
 				case first:
