@@ -108,6 +108,7 @@ type problems struct {
 	expansions []*expansion
 	open       *expansion
 	hint       int
+	unranged   bool // an expansion's lines are not known
 
 	examplesRun int       // examples of commands checked, for tests
 	warned      []Warning // found while checking, reported with Loaded.Warnings

@@ -76,7 +76,7 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		d.add(profileValue(n), pn, "profile %s does not parse as a tools entry", quote(name))
 		return nil
 	}
-	d.beginExpansion(name)
+	d.beginExpansion(name, n)
 	// The entry's own keys are the file's, at the file's lines: a problem
 	// found in one of them names the profile they override.
 	for i := 0; i+1 < len(overrides); i += 2 {

@@ -309,26 +309,46 @@ type expansion struct {
 	profile string
 	nodes   []*yaml.Node
 	lines   []int32 // each node's line in the profile, or -1 for a node the file wrote over it
+
+	// first and last are the lines of the file the entry spans, which
+	// every node it records has once the profile's are placed at the
+	// entry's profile key; last is 0 when they are not known.
+	first, last int
 }
 
 // beginExpansion starts the record of the entry expanded from the profile
-// called name: markProfile and markOverride add to
-// it.
-func (p *problems) beginExpansion(name string) {
+// called name, the file's tools entry entry (nil when there is none):
+// markProfile and markOverride add to it.
+func (p *problems) beginExpansion(name string, entry *yaml.Node) {
 	size := 0
 	if v, ok := parsedProfiles.Load(name); ok && v.(*profileTree) != nil {
 		size = v.(*profileTree).nodes + 16
 	}
 	p.open = &expansion{profile: name, nodes: make([]*yaml.Node, 0, size), lines: make([]int32, 0, size)}
+	if entry != nil {
+		p.open.first, p.open.last = entry.Line, lastLine(entry)
+	}
+	if p.open.last == 0 {
+		p.unranged = true
+	}
 	p.expansions = append(p.expansions, p.open)
 	p.hint = len(p.expansions) - 1
+}
+
+// lastLine returns the last line a node of the tree n is on.
+func lastLine(n *yaml.Node) int {
+	last := n.Line
+	for _, c := range n.Content {
+		last = max(last, lastLine(c))
+	}
+	return last
 }
 
 // opened returns the expansion being recorded for the profile called
 // name, starting one if there is none.
 func (p *problems) opened(name string) *expansion {
 	if p.open == nil || p.open.profile != name {
-		p.beginExpansion(name)
+		p.beginExpansion(name, nil)
 	}
 	return p.open
 }
@@ -378,25 +398,45 @@ func (e *expansion) find(n *yaml.Node) (line int, ok bool) {
 }
 
 // origin returns the prefix naming the profile node n came from, or "".
-// The expansions are searched from the one a problem was last found in,
-// onwards: problems come entry by entry, in the file's order.
+// The expansion a problem was last found in is searched first, problems
+// coming entry by entry; then those whose lines in the file hold n's
+// (the entries are in the file's order), or, when one's lines are not
+// known, every one.
 func (p *problems) origin(n *yaml.Node) string {
-	if n == nil {
+	if n == nil || len(p.expansions) == 0 {
 		return ""
 	}
-	for k := range p.expansions {
-		i := (p.hint + k) % len(p.expansions)
+	try := func(i int) (string, bool) {
 		e := p.expansions[i]
 		line, ok := e.find(n)
 		switch {
 		case !ok:
-			continue
+			return "", false
 		case line < 0:
 			p.hint = i
-			return fmt.Sprintf("profile %s: ", quote(e.profile))
+			return fmt.Sprintf("profile %s: ", quote(e.profile)), true
 		}
 		p.hint = i
-		return fmt.Sprintf("in profile %s, line %d: ", quote(e.profile), line)
+		return fmt.Sprintf("in profile %s, line %d: ", quote(e.profile), line), true
+	}
+	if p.hint < len(p.expansions) {
+		if o, ok := try(p.hint); ok {
+			return o
+		}
+	}
+	if p.unranged {
+		for i := range p.expansions {
+			if o, ok := try(i); ok {
+				return o
+			}
+		}
+		return ""
+	}
+	i := sort.Search(len(p.expansions), func(i int) bool { return p.expansions[i].last >= n.Line })
+	for ; i < len(p.expansions) && p.expansions[i].first <= n.Line; i++ {
+		if o, ok := try(i); ok {
+			return o
+		}
 	}
 	return ""
 }
