@@ -109,6 +109,9 @@ type toolDoc struct {
 	keys map[string]bool // the keys present
 
 	profile bool // the entry names a profile, whose environment is fixed
+	// alike are the entries this one is alike, nil when it is no
+	// mapping (see alikeEntries).
+	alike *alikeEntries
 
 	name, bin, sha256, workingDir      val[string]
 	policyVersion, description, action val[string]
@@ -176,6 +179,14 @@ type pathDoc struct {
 // decoder walks the YAML nodes and records problems.
 type decoder struct {
 	*problems
+
+	alike map[uint64][]*alikeEntries // by entryHash
+	// cur is the tools entry being decoded, if any.
+	cur struct {
+		path  string
+		alike *alikeEntries
+		first bool // the first of its alike
+	}
 }
 
 func (d *decoder) add(n *yaml.Node, path, format string, args ...any) {
@@ -611,6 +622,9 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 		n = entry
 	}
 	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode, profile: isProfile}
+	t.alike, d.cur.first = d.alikeTool(n)
+	d.cur.path, d.cur.alike = path, t.alike
+	defer func() { d.cur.alike = nil }()
 	hs := map[string]handler{
 		"name":              d.str(&t.name),
 		"bin":               d.str(&t.bin),

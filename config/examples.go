@@ -46,7 +46,7 @@ func (d *decoder) examples(_, n *yaml.Node, path string, rule bool) *examplesDoc
 				if rule {
 					d.ruleExample(ex, item, ip)
 				} else {
-					ex.input = d.jsonObject(item, ip)
+					ex.input = d.toolInput(item, ip)
 				}
 				*dst = append(*dst, ex)
 			})
@@ -72,6 +72,60 @@ func (d *decoder) ruleExample(ex *exampleDoc, n *yaml.Node, path string) {
 	if n.Kind == yaml.MappingNode && !present["tool"] {
 		d.add(n, keyPath(path, "tool"), "required: the command name to call, such as git.log")
 	}
+}
+
+// alikeEntries are tools entries alike but for their names (see
+// sameEntry), in one load: an entry naming the same profile as another,
+// with the same site values and overrides, or an entry written twice.
+// Their examples are the same calls under other names.
+type alikeEntries struct {
+	entry *yaml.Node // the first of them
+	// inputs are the arguments of the first's command examples as JSON,
+	// by their key path below the entry, each written without a problem.
+	inputs map[string]json.RawMessage
+}
+
+// alikeTool returns the entries alike the tools entry n (a mapping) is
+// one of, found or started, and whether n is their first; nil when n is
+// no mapping.
+func (d *decoder) alikeTool(n *yaml.Node) (*alikeEntries, bool) {
+	key, ok := entryHash(n)
+	if !ok {
+		return nil, false
+	}
+	for _, a := range d.alike[key] {
+		if sameEntry(a.entry, n) {
+			return a, false
+		}
+	}
+	if d.alike == nil {
+		d.alike = make(map[uint64][]*alikeEntries)
+	}
+	a := &alikeEntries{entry: n, inputs: make(map[string]json.RawMessage)}
+	d.alike[key] = append(d.alike[key], a)
+	return a, true
+}
+
+// toolInput is jsonObject for a command's example at path in the tool
+// being decoded: the same node below an entry alike gives the same JSON,
+// so the first entry's is taken when it had one.
+func (d *decoder) toolInput(n *yaml.Node, path string) json.RawMessage {
+	a := d.cur.alike
+	rel, below := strings.CutPrefix(path, d.cur.path)
+	if a == nil || !below {
+		return d.jsonObject(n, path)
+	}
+	if !d.cur.first {
+		if in, ok := a.inputs[rel]; ok {
+			return in
+		}
+		return d.jsonObject(n, path)
+	}
+	in := d.jsonObject(n, path)
+	if in != nil {
+		a.inputs[rel] = in
+	}
+	return in
 }
 
 // jsonObject converts an arguments object written in YAML to JSON. Null
@@ -231,22 +285,11 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 		// first tool's did. Only those that failed there are checked
 		// again, so that each failure is reported at its own entry, under
 		// its own name.
-		type checked struct {
-			entry  *yaml.Node
-			failed []int // the examples that failed, by index
-		}
-		seen := make(map[uint64][]checked)
+		failed := make(map[*alikeEntries][]int) // the examples that failed, by index
 		for _, tr := range cmds {
-			key, keyed := entryHash(tr.t.node)
-			var like *checked
-			for i, c := range seen[key] {
-				if keyed && sameEntry(c.entry, tr.t.node) {
-					like = &seen[key][i]
-					break
-				}
-			}
-			if like != nil {
-				for _, i := range like.failed {
+			a := tr.t.alike
+			if bad, ok := failed[a]; ok && a != nil {
+				for _, i := range bad {
 					p.checkExample(x, allow, tr.runs[i])
 					p.examplesRun++
 				}
@@ -261,8 +304,8 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 					bad = append(bad, i)
 				}
 			}
-			if keyed {
-				seen[key] = append(seen[key], checked{tr.t.node, bad})
+			if a != nil {
+				failed[a] = bad
 			}
 		}
 	}
@@ -339,9 +382,9 @@ func (p *problems) exampleFailed(from string, line, col int, path, format string
 // entrySeed seeds entryHash.
 var entrySeed = maphash.MakeSeed()
 
-// entryHash returns a hash of the tools entry n as decoded, every key and
-// value but the tool's name, and false when n is no mapping. Entries
-// alike (see sameEntry) hash alike.
+// entryHash returns a hash of the tools entry n, every key and value but
+// the tool's name, and false when n is no mapping. Entries alike (see
+// sameEntry) hash alike.
 func entryHash(n *yaml.Node) (uint64, bool) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return 0, false
