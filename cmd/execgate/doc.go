@@ -377,10 +377,14 @@
 // The outcome of every approval the server issued is kept from its
 // decision, or its expiry, for the approval's lifetime again (15
 // minutes), then forgotten: its id reads as unknown. At most 1000
-// outcomes are kept besides the pending approvals, the oldest forgotten
-// first, and at most 64 MiB of Results (each counted as its JSON), the
-// oldest Results dropped first (their approvals read as dropped); a
-// Result larger than that alone is not kept. A restart forgets them all,
+// outcomes are kept besides the pending approvals, and at most 64 MiB of
+// Results (each counted as its JSON), and of each a quarter (250
+// outcomes, 16 MiB) for one proposer, so that one principal's outcomes
+// cannot push out another's: a proposer at its share forgets its own
+// oldest outcome, or drops its own oldest Result (its approval then
+// reads as dropped), and once a total is reached the oldest of the
+// proposer holding the most goes. A Result larger than a share alone is
+// not kept. A restart forgets them all,
 // with the pending approvals, unless they are in PostgreSQL (see
 // "Approvals on PostgreSQL").
 //

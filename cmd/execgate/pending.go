@@ -20,14 +20,20 @@ const maxPending = 1000
 // Bounds of the outcomes a server keeps, beside the pending approvals,
 // for their proposers to learn (GET /v1/approvals/{id}, an MCP retry).
 const (
-	// maxFinished bounds the approvals kept once decided or expired;
-	// beyond it the oldest (by when it was decided or expired) is
-	// forgotten, and its ID reads as unknown.
-	maxFinished = 1000
+	// maxFinished bounds the approvals kept once decided or expired,
+	// and maxFinishedPerPrincipal those of one proposer: a proposer at
+	// its share forgets its own oldest (by when it was decided or
+	// expired), and beyond the total the oldest of the proposer that
+	// holds the most is forgotten; its ID reads as unknown.
+	maxFinished             = 1000
+	maxFinishedPerPrincipal = maxFinished / 4
 	// maxResultBytes bounds the bytes of the Results kept (each measured
-	// as its JSON); beyond it the Results of the oldest are dropped, and
-	// their approvals read as "dropped".
-	maxResultBytes = 64 << 20
+	// as its JSON), and maxResultBytesPerPrincipal those of one
+	// proposer's: beyond its share a proposer's own oldest Results are
+	// dropped, and beyond the total the oldest of the proposer that holds
+	// the most bytes; their approvals read as "dropped".
+	maxResultBytes             = 64 << 20
+	maxResultBytesPerPrincipal = maxResultBytes / 4
 	// maxWaitsPerPrincipal bounds the GET /v1/approvals/{id}?wait= that
 	// one principal has waiting at once; one beyond it is refused (429).
 	maxWaitsPerPrincipal = 8
@@ -42,8 +48,9 @@ var errPendingFull = errors.New("execgate: too many approvals are pending")
 // ID, and, for their proposers, what became of them (see claim). An
 // approval's outcome is kept from its decision, or its expiry, for the
 // approval's lifetime again (ExpiresAt - CreatedAt), and at most
-// maxFinished outcomes and maxResultBytes of Results are kept. It is safe
-// for concurrent use.
+// maxFinished outcomes and maxResultBytes of Results are kept, a quarter
+// of each for one proposer (see bound), so that one principal's outcomes
+// never push out another's. It is safe for concurrent use.
 type pendingSet struct {
 	mu          sync.Mutex
 	m           map[string]*approvalEntry
@@ -52,9 +59,10 @@ type pendingSet struct {
 	// waits counts the claims waiting now, by principal (see startWait).
 	waits map[string]int
 
-	// The bounds, maxFinished and maxResultBytes but in tests.
-	maxFinished    int
-	maxResultBytes int64
+	// The bounds, maxFinished, maxResultBytes and their shares per
+	// principal but in tests.
+	maxFinished, maxFinishedPer       int
+	maxResultBytes, maxResultBytesPer int64
 
 	// notify is told of each approval added and of each decision
 	// (server.notify); nil tells no one.
@@ -94,11 +102,13 @@ func newPendingSet(now func() time.Time) *pendingSet {
 		now = time.Now
 	}
 	return &pendingSet{
-		m:              make(map[string]*approvalEntry),
-		waits:          make(map[string]int),
-		now:            now,
-		maxFinished:    maxFinished,
-		maxResultBytes: maxResultBytes,
+		m:                 make(map[string]*approvalEntry),
+		waits:             make(map[string]int),
+		now:               now,
+		maxFinished:       maxFinished,
+		maxFinishedPer:    maxFinishedPerPrincipal,
+		maxResultBytes:    maxResultBytes,
+		maxResultBytesPer: maxResultBytesPerPrincipal,
 	}
 }
 
@@ -243,41 +253,108 @@ func (p *pendingSet) prune() {
 	p.bound()
 }
 
-// bound keeps the outcomes within maxFinished and maxResultBytes: it
-// forgets the oldest outcomes beyond the first bound, then drops the
-// Results of the oldest beyond the second; p.mu must be held.
+// bound keeps the outcomes within maxFinished and maxResultBytes, and
+// each proposer's within its share of them (see fairEvict): it forgets
+// outcomes beyond the first bounds, then drops Results beyond the second
+// (their approvals then read as dropped); p.mu must be held.
 func (p *pendingSet) bound() {
-	var done []*approvalEntry
+	var done, kept []*approvalEntry
+	count := make(map[string]int64)
+	bytes := make(map[string]int64)
+	over := false
 	for _, e := range p.m {
-		if !e.open() {
-			done = append(done, e)
+		if e.open() {
+			continue
 		}
+		done = append(done, e)
+		who := e.ap.Principal
+		count[who]++
+		bytes[who] += e.size
+		over = over || count[who] > int64(p.maxFinishedPer) || bytes[who] > p.maxResultBytesPer
 	}
-	if len(done) <= p.maxFinished && p.resultBytes <= p.maxResultBytes {
+	if !over && len(done) <= p.maxFinished && p.resultBytes <= p.maxResultBytes {
 		return
 	}
 	slices.SortFunc(done, func(a, b *approvalEntry) int {
-		if c := a.finished.Compare(b.finished); c != 0 {
-			return c
-		}
-		if a.ap.ID < b.ap.ID {
+		if older(a, b) {
 			return -1
 		}
 		return 1
 	})
-	for len(done) > p.maxFinished {
-		p.dropResult(done[0])
-		delete(p.m, done[0].ap.ID)
-		done = done[1:]
-	}
+	fairEvict(done, func(*approvalEntry) int64 { return 1 }, int64(p.maxFinished), int64(p.maxFinishedPer), func(e *approvalEntry) {
+		p.dropResult(e)
+		delete(p.m, e.ap.ID)
+	})
 	for _, e := range done {
-		if p.resultBytes <= p.maxResultBytes {
-			break
+		if p.m[e.ap.ID] == e && e.result != nil {
+			kept = append(kept, e)
 		}
-		if e.result != nil {
-			p.dropResult(e)
-			e.state = mcpserver.ApprovalDropped
+	}
+	fairEvict(kept, func(e *approvalEntry) int64 { return e.size }, p.maxResultBytes, p.maxResultBytesPer, func(e *approvalEntry) {
+		p.dropResult(e)
+		e.state = mcpserver.ApprovalDropped
+	})
+}
+
+// older reports whether a was decided or expired before b, of equal
+// times the one of the lower ID.
+func older(a, b *approvalEntry) bool {
+	if c := a.finished.Compare(b.finished); c != 0 {
+		return c < 0
+	}
+	return a.ap.ID < b.ap.ID
+}
+
+// fairEvict evicts entries, oldest first, until those of each principal
+// weigh at most per and all of them at most total: first the oldest of
+// each principal beyond its share, so that one at its share makes room
+// with its own, then, while the total is over, the oldest of the
+// principal whose entries weigh the most (of equals, the one whose
+// oldest is older). No one's entry is evicted for another principal
+// while that one is over its share. entries are sorted oldest first.
+func fairEvict(entries []*approvalEntry, weight func(*approvalEntry) int64, total, per int64, evict func(*approvalEntry)) {
+	type holding struct {
+		queue  []*approvalEntry
+		weight int64
+	}
+	held := make(map[string]*holding)
+	var sum int64
+	for _, e := range entries {
+		h := held[e.ap.Principal]
+		if h == nil {
+			h = &holding{}
+			held[e.ap.Principal] = h
 		}
+		h.queue = append(h.queue, e)
+		h.weight += weight(e)
+		sum += weight(e)
+	}
+	pop := func(h *holding) {
+		e := h.queue[0]
+		h.queue = h.queue[1:]
+		h.weight -= weight(e)
+		sum -= weight(e)
+		evict(e)
+	}
+	for _, h := range held {
+		for h.weight > per && len(h.queue) > 0 {
+			pop(h)
+		}
+	}
+	for sum > total {
+		var most *holding
+		for _, h := range held {
+			if len(h.queue) == 0 {
+				continue
+			}
+			if most == nil || h.weight > most.weight || h.weight == most.weight && older(h.queue[0], most.queue[0]) {
+				most = h
+			}
+		}
+		if most == nil {
+			return
+		}
+		pop(most)
 	}
 }
 
