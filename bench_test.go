@@ -259,6 +259,36 @@ func BenchmarkRun(b *testing.B) {
 	m.Report(b)
 }
 
+// benchSpacedGap is the pause between the calls of BenchmarkRunSpaced.
+const benchSpacedGap = 50 * time.Millisecond
+
+// BenchmarkRunSpaced is BenchmarkRun with a pause of benchSpacedGap
+// between calls, outside the timer, as a gate that serves an agent's calls
+// one at a time sees them. It reports watchdog-cpu-ns/op, the CPU time the
+// gate's watchdog used per call, pauses included (see watchdogCPU): a
+// watchdog that spends its idle time waking up shows here, where
+// back-to-back calls hide it.
+func BenchmarkRunSpaced(b *testing.B) {
+	x := benchExecutor(b, nil, execgate.CommandSpec{Name: "true", Command: "/bin/true", Dir: "/", Args: execgate.Fixed()})
+	ctx := context.Background()
+	// The first call starts the watchdog, which then settles.
+	if _, err := x.Run(ctx, "true", nil); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(benchSpacedGap)
+	w0 := watchdogCPU()
+	for b.Loop() {
+		res, err := x.Run(ctx, "true", nil)
+		if err != nil || !res.OK {
+			b.Fatal(err, res)
+		}
+		b.StopTimer()
+		time.Sleep(benchSpacedGap)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(watchdogCPU()-w0)/float64(b.N), "watchdog-cpu-ns/op")
+}
+
 // BenchmarkRawExec runs /bin/true with os/exec doing the same work as the
 // gate's process part: the same argv, its own process group (Setpgid), an
 // empty environment, the same fixed directory, stdin the null device, and

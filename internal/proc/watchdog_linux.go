@@ -190,27 +190,62 @@ func RunWatchdogIfRequested() {
 	// manager's stop, must not end the watchdog before the process it
 	// guards: it ends when that process's end closes the pipe.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
-	os.Exit(runWatchdog(os.Stdin, func() { time.Sleep(watchdogBatch) }))
+	os.Exit(runWatchdog(os.Stdin, &pacer{batch: watchdogBatch, now: time.Now, sleep: sleepThread}))
 }
 
-// watchdogBatch is how long the watchdog waits after each read before it
-// reads again. The messages wait in the pipe meanwhile, so that many calls
-// cost the watchdog one wake-up, and a write to a pipe whose reader is not
-// waiting wakes nobody: without the pause, each message woke the watchdog
-// and its runtime, which cost a process running calls back to back several
-// context switches per call. The set it acts on at the end is the same,
-// since everything written before the pipe ended is read before its end;
-// the pause only delays the kills after the gate dies by as much. A pipe
-// holds thousands of messages, far more than a gate writes in a pause, so
-// a watchdog that pauses is never taken for one that does not keep up.
+// watchdogBatch is how long the watchdog waits, after a read that came
+// less than that after the one before, before it reads again. The messages
+// wait in the pipe meanwhile, so that many calls cost the watchdog one
+// wake-up, and a write to a pipe whose reader is not waiting wakes nobody:
+// without the pause, each message woke the watchdog and its runtime, which
+// cost a process running calls back to back several context switches per
+// call. The set it acts on at the end is the same, since everything
+// written before the pipe ended is read before its end; the pause only
+// delays the kills after the gate dies by as much. A pipe holds thousands
+// of messages, far more than a gate writes in a pause, so a watchdog that
+// pauses is never taken for one that does not keep up.
 const watchdogBatch = 10 * time.Millisecond
+
+// pacer decides when the watchdog pauses between reads. Only a busy pipe
+// pays: after a read that returned less than batch after the previous read
+// (or the pause after it) ended, it sleeps for batch; after a read that
+// waited longer, such as the first message after an idle spell, it reads
+// again at once. A gate whose calls are spaced out thus costs the watchdog
+// no more than one wake-up per message, where pausing after every read
+// cost it a pause, and its runtime's timers, per call.
+type pacer struct {
+	batch time.Duration
+	now   func() time.Time
+	sleep func(time.Duration)
+	last  time.Time // when the previous read, or the pause after it, ended
+}
+
+// afterRead is called after each read that returned messages.
+func (p *pacer) afterRead() {
+	t := p.now()
+	if !p.last.IsZero() && t.Sub(p.last) < p.batch {
+		p.sleep(p.batch)
+		t = p.now()
+	}
+	p.last = t
+}
+
+// sleepThread sleeps for d in nanosleep(2), restarted with what is left
+// when a signal interrupts it. The thread blocks in the kernel, so the
+// watchdog's runtime has no timer to run and nothing to wake for while it
+// pauses, which time.Sleep would give it.
+func sleepThread(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
+}
 
 // runWatchdog keeps the set of guarded groups from r until r ends, then
 // kills every group still in it. A message naming no possible process
 // group (below 2, above the largest process ID) is ignored. After each
-// read that returned messages it calls pause, if not nil, before reading
-// again.
-func runWatchdog(r io.Reader, pause func()) int {
+// read that returned messages it asks pace, if not nil, whether to pause
+// before reading again.
+func runWatchdog(r io.Reader, pace *pacer) int {
 	guarded := make(map[int]struct{})
 	// A whole number of messages, so that a read of a pipe written one
 	// message at a time returns whole messages; a short read is kept
@@ -228,8 +263,8 @@ func runWatchdog(r io.Reader, pause func()) int {
 		if err != nil {
 			break
 		}
-		if n > 0 && pause != nil {
-			pause()
+		if n > 0 && pace != nil {
+			pace.afterRead()
 		}
 	}
 	for pgid := range guarded {

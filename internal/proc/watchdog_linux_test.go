@@ -144,10 +144,10 @@ func TestRunWatchdog_ReadsWhatWaitsInThePipeAtOnce(t *testing.T) {
 	in.Write(msg(opGuard, uint32(released.Process.Pid)))
 	in.Write(msg(opRelease, uint32(released.Process.Pid)))
 	r := &countingReader{data: in.Bytes(), max: 1 << 20}
-	pauses := 0
-	assert.Equal(t, 0, runWatchdog(r, func() { pauses++ }))
+	clock := &fakeClock{}
+	assert.Equal(t, 0, runWatchdog(r, clock.pacer()))
 	assert.LessOrEqual(t, r.reads, 4, "2,003 messages waiting are read in a few reads, not one read each")
-	assert.Equal(t, r.reads, pauses, "the watchdog pauses after each read that brought messages")
+	assert.Equal(t, r.reads-1, clock.pauses, "the watchdog pauses after each read of a busy pipe but the first")
 	assert.True(t, exited(guarded), "a group still guarded when the pipe ends is killed")
 	assert.False(t, exited(released), "a released group is left alone")
 }
@@ -172,6 +172,63 @@ func TestRunWatchdog_MessagesSplitAcrossReads(t *testing.T) {
 			assert.Equal(t, 0, runWatchdog(&countingReader{data: in.Bytes(), max: tc.max}, nil))
 			assert.True(t, exited(guarded), "the group still guarded is killed")
 			assert.False(t, exited(released), "the released group is left alone")
+		})
+	}
+}
+
+// fakeClock is the time of a pacer under test: it moves only when the
+// reader or the pacer's sleep moves it.
+type fakeClock struct {
+	t      time.Time
+	pauses int
+}
+
+func (c *fakeClock) pacer() *pacer {
+	c.t = time.Unix(1, 0)
+	return &pacer{
+		batch: watchdogBatch,
+		now:   func() time.Time { return c.t },
+		sleep: func(d time.Duration) { c.pauses++; c.t = c.t.Add(d) },
+	}
+}
+
+// spacedReader returns one message per read, each after the gap given for
+// it has passed on clock.
+type spacedReader struct {
+	clock *fakeClock
+	gaps  []time.Duration
+}
+
+func (r *spacedReader) Read(p []byte) (int, error) {
+	if len(r.gaps) == 0 {
+		return 0, io.EOF
+	}
+	r.clock.t = r.clock.t.Add(r.gaps[0])
+	r.gaps = r.gaps[1:]
+	return copy(p, msg(opRelease, 100000)), nil
+}
+
+func TestRunWatchdog_OnlyABusyPipePaysAPause(t *testing.T) {
+	const batch = watchdogBatch
+	for _, tc := range []struct {
+		name   string
+		gaps   []time.Duration // before each read returns, since the one before (or its pause) ended
+		pauses int
+	}{
+		{"calls spaced wider than the batch interval: every read waits, none pauses",
+			[]time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, batch}, 0},
+		{"the first read never pauses, whatever follows",
+			[]time.Duration{0}, 0},
+		{"back-to-back messages: each read after the first pauses",
+			[]time.Duration{0, time.Millisecond, 0, 0}, 3},
+		{"a guard and its release 1 ms apart after an idle spell: one pause, for the release",
+			[]time.Duration{time.Second, time.Millisecond, time.Second, time.Millisecond}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &fakeClock{}
+			pace := clock.pacer()
+			assert.Equal(t, 0, runWatchdog(&spacedReader{clock: clock, gaps: tc.gaps}, pace))
+			assert.Equal(t, tc.pauses, clock.pauses)
 		})
 	}
 }
