@@ -174,9 +174,12 @@
 // call is a new call. A retry whose Result was handed out to another
 // claim (a retry that raced it, or its proposer's poll of the execgate
 // binary's GET /v1/approvals/{id}) gets none ([StatusClaimed]). The
-// server remembers at most 1000 calls left pending, each until its
-// approval has expired and as long again; beyond that the oldest is
-// forgotten, and its retry asks for a new approval.
+// server remembers at most 1000 calls left pending, and at most a
+// quarter of them (250) of one principal, each until its approval has
+// expired and as long again: a principal at its share forgets its own
+// oldest call, and beyond 1000 the oldest of the principal that holds
+// the most is forgotten, so that one principal's calls never push out
+// another's; a forgotten call's retry asks for a new approval.
 //
 // The retry was chosen over a tool of its own for asking: it needs no
 // tool beside the command's, which every client already may call, shows

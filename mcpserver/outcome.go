@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -91,9 +92,12 @@ type Outcomes interface {
 
 // Bounds of the calls a server remembers as left pending (see heldCall).
 const (
-	// maxHeld bounds the calls remembered; beyond it the oldest is
-	// forgotten, and a retry of it asks for a new approval.
-	maxHeld = 1000
+	// maxHeld bounds the calls remembered, and maxHeldPerPrincipal those
+	// of one principal: a principal at its share forgets its own oldest,
+	// and beyond the total the oldest of the principal that holds the
+	// most is forgotten; a retry of it asks for a new approval.
+	maxHeld             = 1000
+	maxHeldPerPrincipal = maxHeld / 4
 )
 
 // heldKey names a call left pending across its caller's retries: the
@@ -138,25 +142,71 @@ func (s *Server) keyOf(principal, name string, input json.RawMessage) (heldKey, 
 
 // hold remembers a call left pending under k, until its approval has
 // expired and as long again after, when its outcome is no longer kept
-// anyway; the oldest is forgotten when maxHeld are remembered.
+// anyway. Its principal (the approval's) at maxHeldPerPrincipal forgets
+// its own oldest call; otherwise, when maxHeld are remembered, the
+// oldest of the principal that remembers the most is forgotten, so that
+// one principal's calls never push out another's.
 func (s *Server) hold(k heldKey, ap execgate.Approval) *heldCall {
 	life := ap.ExpiresAt.Sub(ap.CreatedAt)
 	h := &heldCall{ap: ap, forget: ap.ExpiresAt.Add(max(life, 0))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pruneHeld(time.Now())
-	if len(s.held) >= maxHeld {
-		var oldest heldKey
-		var first *heldCall
-		for k, c := range s.held {
-			if first == nil || c.ap.CreatedAt.Before(first.ap.CreatedAt) {
-				oldest, first = k, c
-			}
-		}
-		delete(s.held, oldest)
+	delete(s.held, k)
+	if old, ok := s.heldToForget(ap.Principal, maxHeld, maxHeldPerPrincipal); ok {
+		delete(s.held, old)
 	}
 	s.held[k] = h
 	return h
+}
+
+// heldToForget returns the key of the call to forget so that principal
+// may hold one more, within per of its own and total in all: its own
+// oldest when it holds per, or else, when total are held, the oldest of
+// the principal that holds the most (of equals, the one whose oldest is
+// older); false when there is room. s.mu must be held.
+func (s *Server) heldToForget(principal string, total, per int) (heldKey, bool) {
+	type holding struct {
+		n      int
+		oldest heldKey
+	}
+	held := make(map[string]*holding)
+	for k, c := range s.held {
+		who := held[c.ap.Principal]
+		if who == nil {
+			who = &holding{oldest: k}
+			held[c.ap.Principal] = who
+		}
+		who.n++
+		if heldBefore(k, c, who.oldest, s.held[who.oldest]) {
+			who.oldest = k
+		}
+	}
+	if own := held[principal]; own != nil && own.n >= per {
+		return own.oldest, true
+	}
+	if len(s.held) < total {
+		return heldKey{}, false
+	}
+	var most *holding
+	for _, who := range held {
+		if most == nil || who.n > most.n || who.n == most.n && heldBefore(who.oldest, s.held[who.oldest], most.oldest, s.held[most.oldest]) {
+			most = who
+		}
+	}
+	if most == nil {
+		return heldKey{}, false
+	}
+	return most.oldest, true
+}
+
+// heldBefore reports whether the call a, under key ka, was proposed
+// before b, under kb; of equal times, the one of the lower key.
+func heldBefore(ka heldKey, a *heldCall, kb heldKey, b *heldCall) bool {
+	if c := a.ap.CreatedAt.Compare(b.ap.CreatedAt); c != 0 {
+		return c < 0
+	}
+	return bytes.Compare(ka[:], kb[:]) < 0
 }
 
 // heldCallOf returns the call left pending under k, or nil.
