@@ -55,6 +55,15 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating pipes: %w", inv.Path, err)), true
 	}
 	defer p.closeAll()
+	// The eventfd that wakes the poll on a cancellation is made before
+	// anything runs, as the pipes are: a call that could not watch its
+	// context is refused unstarted, never started and then killed and
+	// recorded canceled while its context was not done.
+	cancel, err := newCanceler(ctx)
+	if err != nil {
+		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating the eventfd that watches the call's context: %w; nothing ran, try again when this process has descriptors to spare", inv.Path, err)), true
+	}
+	defer cancel.close()
 	pidfd := -1
 	cmd := newCmd(inv, path, env, p.inR, p.outW, p.errW)
 	cmd.SysProcAttr.PidFD = &pidfd
@@ -66,7 +75,7 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 	// program that started this process left open.
 	proc.CloseOnExecAboveStderr()
 	start := time.Now()
-	err := cmd.Start()
+	err = cmd.Start()
 	closeFiles(p.inR, p.outW, p.errW)
 	p.inR, p.outW, p.errW = nil, nil, nil
 	if exe != nil {
@@ -87,7 +96,7 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 		}
 	}
 	defer unix.Close(pidfd)
-	return superviseLoop(ctx, inv, cmd, &p, pidfd, start, timeout, maxOutput), true
+	return superviseLoop(ctx, inv, cmd, &p, pidfd, cancel, start, timeout, maxOutput), true
 }
 
 // polledPipes are the pipes of a polled call. The parent's ends of stdout
@@ -196,7 +205,7 @@ func (c *canceler) close() {
 // It is long because it is one loop over one poll, whose state (the
 // streams still open, the limits, whether the leader has exited) every
 // step shares.
-func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polledPipes, pidfd int, start time.Time, timeout time.Duration, maxOutput int) Outcome {
+func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polledPipes, pidfd int, cancel *canceler, start time.Time, timeout time.Duration, maxOutput int) Outcome {
 	pid := cmd.Process.Pid
 	stdout := newBoundedBuffer(maxOutput)
 	stderr := newBoundedBuffer(maxOutput)
@@ -236,14 +245,6 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 			cmd.Process.Kill()
 		}
 	}
-	// A context that cannot be watched (no eventfd) is treated as a
-	// cancellation: the command must not run beyond its caller's reach.
-	cancel, err := newCanceler(ctx)
-	if err != nil {
-		kill(TerminationCanceled)
-	}
-	defer cancel.close()
-
 	// If this process dies, the watchdog kills the group; the leader
 	// itself has its parent-death signal. Guard never waits.
 	guarded := proc.Guard(pid) == nil
@@ -326,6 +327,7 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 		for i := range fds {
 			fds[i].Revents = 0
 		}
+		var err error
 		if timed {
 			ts := unix.NsecToTimespec(int64(max(wait, 0)))
 			_, err = unix.Ppoll(fds, &ts, nil)
