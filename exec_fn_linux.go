@@ -50,9 +50,27 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 	if !polledSupervision() {
 		return Outcome{}, false
 	}
+	return startPolled(ctx, inv, path, env, exe, timeout, maxOutput, ppoll), true
+}
+
+// pollFunc waits for events on fds as ppoll(2) does, for at most timeout,
+// or without a limit when timeout is nil. An interrupted wait reports
+// unix.EINTR.
+type pollFunc func(fds []unix.PollFd, timeout *unix.Timespec) error
+
+// ppoll is the pollFunc of every call: ppoll(2) with the thread's signal
+// mask as it is.
+func ppoll(fds []unix.PollFd, timeout *unix.Timespec) error {
+	_, err := unix.Ppoll(fds, timeout, nil)
+	return err
+}
+
+// startPolled is runPolled once the kernel is known to give pidfds, with
+// the poll its loop waits in.
+func startPolled(ctx context.Context, inv Invocation, path string, env []string, exe *os.File, timeout time.Duration, maxOutput int, poll pollFunc) Outcome {
 	var p polledPipes
 	if err := p.open(len(inv.Stdin) > 0); err != nil {
-		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating pipes: %w", inv.Path, err)), true
+		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating pipes: %w", inv.Path, err))
 	}
 	defer p.closeAll()
 	// The eventfd that wakes the poll on a cancellation is made before
@@ -61,7 +79,7 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 	// recorded canceled while its context was not done.
 	cancel, err := newCanceler(ctx)
 	if err != nil {
-		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating the eventfd that watches the call's context: %w; nothing ran, try again when this process has descriptors to spare", inv.Path, err)), true
+		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating the eventfd that watches the call's context: %w; nothing ran, try again when this process has descriptors to spare", inv.Path, err))
 	}
 	defer cancel.close()
 	pidfd := -1
@@ -69,7 +87,7 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 	cmd.SysProcAttr.PidFD = &pidfd
 	proc.SetParentDeathSignal(cmd.SysProcAttr)
 	if ctx.Err() != nil {
-		return Outcome{ExitCode: -1, Termination: TerminationCanceled}, true
+		return Outcome{ExitCode: -1, Termination: TerminationCanceled}
 	}
 	// Nothing but what cmd names reaches the child: not a descriptor the
 	// program that started this process left open.
@@ -82,7 +100,7 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 		exe.Close()
 	}
 	if err != nil {
-		return spawnFailed(startError(inv, err)), true
+		return spawnFailed(startError(inv, err))
 	}
 	if pidfd < 0 {
 		// Not expected where pidfd_open works: the kernel took the clone
@@ -92,11 +110,11 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 			proc.KillGroup(cmd.Process.Pid)
 			cmd.Process.Kill()
 			cmd.Wait()
-			return spawnFailed(fmt.Errorf("execgate: cannot watch %s after starting it (%w); it was killed", inv.Path, err)), true
+			return spawnFailed(fmt.Errorf("execgate: cannot watch %s after starting it (%w); it was killed", inv.Path, err))
 		}
 	}
 	defer unix.Close(pidfd)
-	return superviseLoop(ctx, inv, cmd, &p, pidfd, cancel, start, timeout, maxOutput), true
+	return superviseLoop(ctx, inv, cmd, &p, pidfd, cancel, poll, start, timeout, maxOutput)
 }
 
 // polledPipes are the pipes of a polled call. The parent's ends of stdout
@@ -205,7 +223,7 @@ func (c *canceler) close() {
 // It is long because it is one loop over one poll, whose state (the
 // streams still open, the limits, whether the leader has exited) every
 // step shares.
-func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polledPipes, pidfd int, cancel *canceler, start time.Time, timeout time.Duration, maxOutput int) Outcome {
+func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polledPipes, pidfd int, cancel *canceler, poll pollFunc, start time.Time, timeout time.Duration, maxOutput int) Outcome {
 	pid := cmd.Process.Pid
 	stdout := newBoundedBuffer(maxOutput)
 	stderr := newBoundedBuffer(maxOutput)
@@ -330,14 +348,20 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 		var err error
 		if timed {
 			ts := unix.NsecToTimespec(int64(max(wait, 0)))
-			_, err = unix.Ppoll(fds, &ts, nil)
+			err = poll(fds, &ts)
 		} else {
-			_, err = unix.Ppoll(fds, nil, nil)
+			err = poll(fds, nil)
 		}
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
+		if err == unix.EINTR {
+			// A signal ended the wait: no events, and the limits are
+			// checked below as after a timeout, so that signals coming
+			// faster than a wait ends cannot hold a limit off.
+			for i := range fds {
+				fds[i].Revents = 0
+			}
+			err = nil
+		}
+		if err != nil {
 			// Not expected with four valid descriptors. Rather than spin,
 			// end the call as a limit would, wait for the leader without
 			// the poll, and report the output as possibly incomplete.

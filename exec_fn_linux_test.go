@@ -5,6 +5,7 @@ package execgate
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // Invariant 11 of DESIGN.md: the record is true. Unconfined calls read
@@ -169,6 +171,60 @@ func TestBoundedEverything_BothSupervisions(t *testing.T) {
 					tc.check(t, res)
 				})
 			}
+		})
+	}
+}
+
+// stormPoll is a pollFunc whose every wait for a limit while the leader
+// runs is interrupted, as under signals that keep coming: it returns
+// unix.EINTR after a millisecond. After stormGiveUp interruptions in a row
+// it fails with ENOMEM instead, so that a loop that only polls again on
+// EINTR ends (killed for the poll's failure) rather than hangs. Every other
+// wait is ppoll's.
+type stormPoll struct{ inARow int }
+
+// stormGiveUp is far more interruptions than a 200 ms limit takes at one
+// millisecond each.
+const stormGiveUp = 3000
+
+func (s *stormPoll) poll(fds []unix.PollFd, timeout *unix.Timespec) error {
+	const pidIdx = 2
+	if timeout == nil || fds[pidIdx].Fd < 0 {
+		s.inARow = 0
+		return ppoll(fds, timeout)
+	}
+	if s.inARow++; s.inARow > stormGiveUp {
+		return unix.ENOMEM
+	}
+	time.Sleep(time.Millisecond)
+	return unix.EINTR
+}
+
+// Invariant 6 of DESIGN.md: every limit holds. A poll interrupted by
+// signals on every wait still ends the call at its limit, with that
+// limit's termination, because an interrupted wait is followed by the
+// limits' checks as a timeout is.
+func TestBoundedEverything_LimitsHoldUnderInterruptedPolls(t *testing.T) {
+	require.True(t, polledSupervision(), "this kernel has pidfds (Linux 5.3 and later)")
+	for _, tc := range []struct {
+		name string
+		set  func(inv *Invocation)
+		want Termination
+	}{
+		{"the timeout kills a command that waits, though every wait is interrupted",
+			func(inv *Invocation) { inv.Timeout = 200 * time.Millisecond }, TerminationTimeout},
+		{"the no-output timeout kills a silent command, though every wait is interrupted",
+			func(inv *Invocation) { inv.NoOutputTimeout = 200 * time.Millisecond }, TerminationNoOutputTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := procInvocation(t, "silent", "hello", "1m")
+			tc.set(&inv)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			out := startPolled(t.Context(), inv, inv.Path, inv.Env, nil, inv.Timeout, inv.MaxOutput, (&stormPoll{}).poll)
+			require.NoError(t, out.Err)
+			assert.Equal(t, tc.want, out.Termination)
+			assert.Equal(t, "SIGKILL", out.Signal)
 		})
 	}
 }
