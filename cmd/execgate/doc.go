@@ -473,6 +473,13 @@
 // calls the policy allows run as usual. A
 // wait (?wait=) reads the approval again every 100 ms.
 //
+// The outcomes and Results kept there have the bounds they have in
+// memory, for all the replicas together (1000 outcomes and 64 MiB of
+// Results, a quarter of each for one proposer): a replica that records a
+// Result keeps its proposer's Results within the share in the same
+// transaction, dropping that proposer's oldest (they read dropped), and
+// never refuses to record a call that ran.
+//
 // The approval store judges expiry, leases and forgetting by the
 // database's clock; the Executor of the replica that runs an approved
 // call checks its expiry by its own, so keep the replicas' clocks

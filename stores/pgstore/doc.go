@@ -343,8 +343,18 @@
 //     and marks it taken; a concurrent Take waits for the lock, then
 //     evaluates its condition again on the committed row and finds it
 //     taken.
-//   - [States.Settle] and [States.Unclaim] are one UPDATE each, on an
-//     open, or claimed, row only.
+//   - [States.Settle] and [States.Unclaim] hold the table's advisory
+//     lock too while they update an open, or claimed, row and, when it
+//     has a Result, keep the Results within the table's [ResultBounds]
+//     in the same transaction: a principal past its share of the bytes
+//     (a quarter of [DefaultResultBytes], 16 MiB, by default) drops its
+//     own oldest Results, and past the total the principal holding the
+//     most drops its oldest, so that one principal's Results never push
+//     out another's. A dropped Result's approval reads [StateDropped];
+//     the settle of a call that ran is never refused for a bound.
+//     [States.Bound] keeps the outcomes and Results within the bounds it
+//     is given the same way, each principal to a quarter of each, under
+//     the same lock.
 //   - [States.Claim] is one UPDATE ... FROM (SELECT ... FOR UPDATE) that
 //     reads and clears the Result, so one claim gets it.
 //

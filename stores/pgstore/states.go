@@ -61,6 +61,61 @@ var ErrTooManyPending = errors.New("pgstore: too many approvals are pending")
 type States struct {
 	pool   *pgxpool.Pool
 	quoted string
+	// The bounds of the Results kept, resolved (see ResultBounds): < 0
+	// is no bound.
+	maxResultBytes, perResultBytes int64
+}
+
+// DefaultResultBytes is the bound of the bytes of the Results a [States]
+// table keeps, all principals' together, when its [ResultBounds] set
+// none: the memory store's byte budget, as the execgate binary keeps in
+// memory.
+const DefaultResultBytes = execgate.DefaultStoreMaxBytes
+
+// ResultBounds bounds the bytes of the Results of approved calls a
+// [States] table keeps for their proposers to claim, each counted as
+// its [Settlement.ResultSize]. They are kept within each bound by
+// dropping Results, never by refusing the settle of a call that ran: a
+// principal over its share drops its own oldest Results, and beyond the
+// total the principal that holds the most bytes drops its oldest, so
+// that one principal's Results never push out another's while it holds
+// more than its share. An approval whose Result was dropped reads
+// [StateDropped]. See [States.Settle].
+type ResultBounds struct {
+	// MaxBytes bounds the bytes of the Results of all principals. Zero
+	// means [DefaultResultBytes]; negative means no total bound.
+	MaxBytes int64
+	// PerPrincipalMaxBytes bounds the bytes of the Results of one
+	// principal (the approval's Approval.Principal; those without one
+	// share the bound of ""). Zero means
+	// execgate.DefaultPerPrincipalQuota(MaxBytes), a quarter (of
+	// [DefaultResultBytes] when MaxBytes sets no bound); negative means no
+	// bound per principal.
+	PerPrincipalMaxBytes int64
+}
+
+// resolve returns b's bounds with their defaults, < 0 for none.
+func (b ResultBounds) resolve() (total, per int64) {
+	total, per = b.MaxBytes, b.PerPrincipalMaxBytes
+	if total == 0 {
+		total = DefaultResultBytes
+	}
+	if per == 0 {
+		per = execgate.DefaultPerPrincipalQuota(DefaultResultBytes)
+		if total > 0 {
+			per = execgate.DefaultPerPrincipalQuota(total)
+		}
+	}
+	return total, per
+}
+
+// WithResultBounds returns States on the same table that keep the
+// Results within b; s is left as it is. Every States on a table should
+// use the same bounds: each enforces its own when it stores a Result.
+func (s *States) WithResultBounds(b ResultBounds) *States {
+	c := *s
+	c.maxResultBytes, c.perResultBytes = b.resolve()
+	return &c
 }
 
 // StateEntry is one approval of a [States] table and what became of it.
@@ -169,7 +224,8 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 
 // NewStates returns the States of table in the database pool connects
 // to, checking that its table exists (create it with [MigrateStates]).
-// It does not own pool.
+// It keeps Results within the default [ResultBounds] (see
+// [States.WithResultBounds]). It does not own pool.
 func NewStates(ctx context.Context, pool *pgxpool.Pool, table string) (*States, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: NewStates needs a pool")
@@ -185,7 +241,8 @@ func NewStates(ctx context.Context, pool *pgxpool.Pool, table string) (*States, 
 	if !exists {
 		return nil, fmt.Errorf("pgstore: table %s does not exist; create it with MigrateStates", q)
 	}
-	return &States{pool: pool, quoted: q}, nil
+	total, per := ResultBounds{}.resolve()
+	return &States{pool: pool, quoted: q, maxResultBytes: total, perResultBytes: per}, nil
 }
 
 // lifetimeSQL is how long an outcome is kept once decided or expired:
@@ -203,7 +260,7 @@ func (s *States) Add(ctx context.Context, ap execgate.Approval, now time.Time, m
 		return fmt.Errorf("pgstore: encoding approval %s: %w", ap.ID, err)
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2::text::regclass::oid::int4)`, lockClass, s.quoted); err != nil {
+		if err := s.lock(ctx, tx); err != nil {
 			return err
 		}
 		if err := s.expire(ctx, tx); err != nil {
@@ -390,7 +447,8 @@ type Settlement struct {
 	// State is what became of it.
 	State string
 	// Result is an approved call's Result as JSON, nil for none;
-	// ResultSize is counted against the bound of [States.Bound].
+	// ResultSize is counted against the [ResultBounds] and the bound of
+	// [States.Bound].
 	Result     json.RawMessage
 	ResultSize int64
 	// TraceID is the approved call's Result ID.
@@ -406,9 +464,15 @@ type Settlement struct {
 
 // Settle records the decision on the approval with the given ID, open
 // and taken under st.Owner's lease that has not lapsed, and reports
-// whether it was. The
-// UPDATE locks the row; an approval already settled (or failed after
-// its lease lapsed), or taken by another owner, is left as it is.
+// whether it was. An approval already settled (or failed after its
+// lease lapsed), or taken by another owner, is left as it is.
+//
+// Settle holds the table's advisory lock (as [States.Add] does) while
+// it updates the row and, when st has a Result, keeps the Results within
+// s's [ResultBounds] in the same transaction: the principal's own oldest
+// Results are dropped beyond its share (st's own, when it alone is
+// larger), then, beyond the total, those of the principal holding the
+// most. The settle itself is never refused for the bounds: the call ran.
 func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, error) {
 	var res, e any
 	if st.Result != nil {
@@ -417,13 +481,34 @@ func (s *States) Settle(ctx context.Context, id string, st Settlement) (bool, er
 	if st.Err != nil {
 		e = []byte(st.Err)
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, result = $3::json, result_size = $4,
+	var settled bool
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := s.lock(ctx, tx); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, taken = false, result = $3::json, result_size = $4,
 		trace_id = $5, err = $6::json, finished = $7, forget = $7::timestamptz + `+lifetimeSQL+`, lease_until = NULL
 		WHERE id = $1 AND finished IS NULL AND taken AND owner = $8 AND (lease_until IS NULL OR lease_until > now())`, id, st.State, res, st.ResultSize, st.TraceID, e, st.At, st.Owner)
+		if err != nil {
+			return err
+		}
+		settled = tag.RowsAffected() == 1
+		if !settled || st.Result == nil {
+			return nil
+		}
+		return s.fairTrim(ctx, tx, trimResults, s.maxResultBytes, s.perResultBytes)
+	})
 	if err != nil {
 		return false, fmt.Errorf("pgstore: settling approval %s: %w", id, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return settled, nil
+}
+
+// lock takes the table's transaction-scoped advisory lock, which
+// serializes the writes that count rows: Add, Settle, Unclaim and Bound.
+func (s *States) lock(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2::text::regclass::oid::int4)`, lockClass, s.quoted)
+	return err
 }
 
 // Get returns the approval with the given ID and what became of it, or
@@ -500,10 +585,22 @@ func (s *States) Claim(ctx context.Context, id, principal string) (json.RawMessa
 
 // Unclaim puts back the Result a claim got, when it could not be handed
 // to the claimer: the next claim gets it. It does nothing unless the
-// approval reads as claimed with no Result.
+// approval reads as claimed with no Result. Like [States.Settle], it
+// keeps the Results within s's [ResultBounds], under the table's lock:
+// a Result put back past its principal's share drops that principal's
+// oldest.
 func (s *States) Unclaim(ctx context.Context, id string, result json.RawMessage) error {
-	_, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, result = $3::json, result_size = $4
-		WHERE id = $1 AND state = $5 AND result IS NULL`, id, StateApproved, []byte(result), int64(len(result)), StateClaimed)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := s.lock(ctx, tx); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, result = $3::json, result_size = $4
+			WHERE id = $1 AND state = $5 AND result IS NULL`, id, StateApproved, []byte(result), int64(len(result)), StateClaimed)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return s.fairTrim(ctx, tx, trimResults, s.maxResultBytes, s.perResultBytes)
+	})
 	if err != nil {
 		return fmt.Errorf("pgstore: putting back the result of approval %s: %w", id, err)
 	}
@@ -512,18 +609,109 @@ func (s *States) Unclaim(ctx context.Context, id string, result json.RawMessage)
 
 // Bound keeps at most maxFinished outcomes, forgetting the oldest by
 // when they were decided, and at most maxResultBytes of Results,
-// dropping the Results of the oldest ([StateDropped]).
+// dropping the Results of the oldest ([StateDropped]), and of each a
+// share per principal, execgate.DefaultPerPrincipalQuota of it (a
+// quarter): a principal beyond its share loses its own oldest, and
+// beyond a total the principal that holds the most loses its oldest, so
+// that one principal's outcomes never push out another's. It holds the
+// table's advisory lock, as [States.Settle] does.
 func (s *States) Bound(ctx context.Context, maxFinished int, maxResultBytes int64) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM `+s.quoted+` WHERE id IN (
-			SELECT id FROM `+s.quoted+` WHERE finished IS NOT NULL ORDER BY finished DESC, id DESC OFFSET $1)`, maxFinished); err != nil {
+		if err := s.lock(ctx, tx); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE `+s.quoted+` SET state = $2, result = NULL, result_size = 0 WHERE id IN (
-			SELECT id FROM (SELECT id, sum(result_size) OVER (ORDER BY finished DESC, id DESC) AS acc
-				FROM `+s.quoted+` WHERE result IS NOT NULL) AS r WHERE acc > $1)`, maxResultBytes, StateDropped)
-		return err
+		total := int64(maxFinished)
+		if err := s.fairTrim(ctx, tx, trimOutcomes, total, execgate.DefaultPerPrincipalQuota(total)); err != nil {
+			return err
+		}
+		return s.fairTrim(ctx, tx, trimResults, maxResultBytes, execgate.DefaultPerPrincipalQuota(maxResultBytes))
 	})
+}
+
+// trim is what fairTrim bounds: the rows that count (where), what each
+// weighs (weight), and what becomes of a row trimmed (set, the SET of an
+// UPDATE, or "" to delete it). All three are SQL of this file's.
+type trim struct{ where, weight, set string }
+
+var (
+	// trimOutcomes forgets decided or expired approvals.
+	trimOutcomes = trim{where: `finished IS NOT NULL`, weight: `1`}
+	// trimResults drops Results; their approvals read dropped.
+	trimResults = trim{where: `result IS NOT NULL`, weight: `result_size`,
+		set: `state = '` + StateDropped + `', result = NULL, result_size = 0`}
+)
+
+// apply returns the statement that trims the rows of tbl whose IDs the
+// query ids returns; it checks t.where again, so that a row a
+// concurrent Claim changed meanwhile is left as it is.
+func (t trim) apply(tbl, ids string) string {
+	if t.set == "" {
+		return `DELETE FROM ` + tbl + ` WHERE ` + t.where + ` AND id IN (` + ids + `)`
+	}
+	return `UPDATE ` + tbl + ` SET ` + t.set + ` WHERE ` + t.where + ` AND id IN (` + ids + `)`
+}
+
+// fairTrim keeps the rows t counts within per for each principal and
+// total for all (a bound < 0 is none), oldest (by finished) first: first
+// each principal's oldest beyond its share, so that one at its share
+// makes room with its own, then, while the total is over, the oldest of
+// the principal whose rows weigh the most (of equals, the one whose
+// oldest is older), down to the next one's weight at most, as many
+// times as it takes. No principal's row is trimmed for another while
+// that one is over its share. The caller holds the table's lock.
+func (s *States) fairTrim(ctx context.Context, tx pgx.Tx, t trim, total, per int64) error {
+	if per >= 0 {
+		ids := `SELECT id FROM (SELECT id, sum(` + t.weight + `) OVER (PARTITION BY principal ORDER BY finished DESC, id DESC) AS acc
+			FROM ` + s.quoted + ` WHERE ` + t.where + `) AS r WHERE acc > $1`
+		if _, err := tx.Exec(ctx, t.apply(s.quoted, ids), per); err != nil {
+			return err
+		}
+	}
+	if total < 0 {
+		return nil
+	}
+	// Each round trims the principal that holds the most to the total,
+	// or to the next one's weight: at most one round per principal.
+	for {
+		rows, err := tx.Query(ctx, `SELECT principal, sum(`+t.weight+`)::bigint FROM `+s.quoted+` WHERE `+t.where+`
+			GROUP BY principal ORDER BY 2 DESC, min(finished), min(id)`)
+		if err != nil {
+			return err
+		}
+		var (
+			top          string
+			sum, w, next int64
+			n            int
+		)
+		for rows.Next() {
+			var who string
+			var v int64
+			if err := rows.Scan(&who, &v); err != nil {
+				rows.Close()
+				return err
+			}
+			switch n++; n {
+			case 1:
+				top, w = who, v
+			case 2:
+				next = v
+			}
+			sum += v
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if sum <= total {
+			return nil
+		}
+		need := max(min(sum-total, w-next), 1)
+		ids := `SELECT id FROM (SELECT id, ` + t.weight + ` AS w, sum(` + t.weight + `) OVER (ORDER BY finished, id) AS acc
+			FROM ` + s.quoted + ` WHERE ` + t.where + ` AND principal = $1) AS r WHERE acc - w < $2`
+		if _, err := tx.Exec(ctx, t.apply(s.quoted, ids), top, need); err != nil {
+			return err
+		}
+	}
 }
 
 // inTx runs f in a transaction, committing when it returns nil.
