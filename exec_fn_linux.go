@@ -24,8 +24,9 @@ import (
 // poller: each of those cost a call wake-ups of other threads, which made
 // a short command cost this process more processor time than os/exec. What
 // happens is the same as in supervise, step for step (see
-// [DefaultExecFn]); a confined call, and a kernel without pidfds (before
-// 5.3), take supervise.
+// [DefaultExecFn]); a confined call, a kernel without pidfds (before
+// 5.3), and a started call whose leader no pidfd can be had for, take
+// supervise.
 
 // polledSupervision reports whether this kernel gives pidfds, probed once.
 var polledSupervision = sync.OnceValue(func() bool {
@@ -50,7 +51,23 @@ func runPolled(ctx context.Context, inv Invocation, path string, env []string, e
 	if !polledSupervision() {
 		return Outcome{}, false
 	}
-	return startPolled(ctx, inv, path, env, exe, timeout, maxOutput, ppoll), true
+	return startPolled(ctx, inv, path, env, exe, timeout, maxOutput, linuxKernel), true
+}
+
+// polledKernel is what a polled call asks of the kernel beyond its pipes:
+// the start, a pidfd of the leader when the start gave none, and the waits
+// of its loop. Every call uses linuxKernel.
+type polledKernel struct {
+	start     func(cmd *exec.Cmd) error
+	pidfdOpen func(pid int) (int, error)
+	poll      pollFunc
+}
+
+// linuxKernel is the polledKernel of every call.
+var linuxKernel = polledKernel{
+	start:     (*exec.Cmd).Start,
+	pidfdOpen: func(pid int) (int, error) { return unix.PidfdOpen(pid, 0) },
+	poll:      ppoll,
 }
 
 // pollFunc waits for events on fds as ppoll(2) does, for at most timeout,
@@ -65,9 +82,9 @@ func ppoll(fds []unix.PollFd, timeout *unix.Timespec) error {
 	return err
 }
 
-// startPolled is runPolled once the kernel is known to give pidfds, with
-// the poll its loop waits in.
-func startPolled(ctx context.Context, inv Invocation, path string, env []string, exe *os.File, timeout time.Duration, maxOutput int, poll pollFunc) Outcome {
+// startPolled is runPolled once the kernel is known to give pidfds, asking
+// k for what it needs.
+func startPolled(ctx context.Context, inv Invocation, path string, env []string, exe *os.File, timeout time.Duration, maxOutput int, k polledKernel) Outcome {
 	var p polledPipes
 	if err := p.open(len(inv.Stdin) > 0); err != nil {
 		return spawnFailed(fmt.Errorf("execgate: cannot start %s: creating pipes: %w", inv.Path, err))
@@ -93,7 +110,7 @@ func startPolled(ctx context.Context, inv Invocation, path string, env []string,
 	// program that started this process left open.
 	proc.CloseOnExecAboveStderr()
 	start := time.Now()
-	err = cmd.Start()
+	err = k.start(cmd)
 	closeFiles(p.inR, p.outW, p.errW)
 	p.inR, p.outW, p.errW = nil, nil, nil
 	if exe != nil {
@@ -106,15 +123,15 @@ func startPolled(ctx context.Context, inv Invocation, path string, env []string,
 		// Not expected where pidfd_open works: the kernel took the clone
 		// without one. The leader is not reaped yet, so pidfd_open still
 		// names it.
-		if pidfd, err = unix.PidfdOpen(cmd.Process.Pid, 0); err != nil {
-			proc.KillGroup(cmd.Process.Pid)
-			cmd.Process.Kill()
-			cmd.Wait()
-			return spawnFailed(fmt.Errorf("execgate: cannot watch %s after starting it (%w); it was killed", inv.Path, err))
+		if pidfd, err = k.pidfdOpen(cmd.Process.Pid); err != nil {
+			// The command runs already: it is supervised the general
+			// way, which needs no pidfd, and its record says what it
+			// did (never a spawn error for a process that ran).
+			return p.superviseGeneral(ctx, inv, cmd, start, timeout, maxOutput)
 		}
 	}
 	defer unix.Close(pidfd)
-	return superviseLoop(ctx, inv, cmd, &p, pidfd, cancel, poll, start, timeout, maxOutput)
+	return superviseLoop(ctx, inv, cmd, &p, pidfd, cancel, k.poll, start, timeout, maxOutput)
 }
 
 // polledPipes are the pipes of a polled call. The parent's ends of stdout
@@ -159,6 +176,20 @@ func (p *polledPipes) open(withStdin bool) error {
 		}
 	}
 	return nil
+}
+
+// superviseGeneral hands the parent's ends to supervise, which reads them
+// through the runtime's poller (they are non-blocking already), and
+// supervises the started cmd with it.
+func (p *polledPipes) superviseGeneral(ctx context.Context, inv Invocation, cmd *exec.Cmd, start time.Time, timeout time.Duration, maxOutput int) Outcome {
+	g := pipes{
+		outR: os.NewFile(uintptr(p.outR), "|1"),
+		errR: os.NewFile(uintptr(p.errR), "|2"),
+		inW:  p.inW,
+	}
+	p.outR, p.errR, p.inW = -1, -1, nil
+	defer g.closeAll()
+	return supervise(ctx, inv, cmd, &g, start, timeout, maxOutput)
 }
 
 // closeAll closes every end that is still open.

@@ -5,6 +5,7 @@ package execgate
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -221,10 +222,80 @@ func TestBoundedEverything_LimitsHoldUnderInterruptedPolls(t *testing.T) {
 			tc.set(&inv)
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			out := startPolled(t.Context(), inv, inv.Path, inv.Env, nil, inv.Timeout, inv.MaxOutput, (&stormPoll{}).poll)
+			k := linuxKernel
+			k.poll = (&stormPoll{}).poll
+			out := startPolled(t.Context(), inv, inv.Path, inv.Env, nil, inv.Timeout, inv.MaxOutput, k)
 			require.NoError(t, out.Err)
 			assert.Equal(t, tc.want, out.Termination)
 			assert.Equal(t, "SIGKILL", out.Signal)
+		})
+	}
+}
+
+// Invariants 7 and 11 of DESIGN.md: always a record, and a true one. When the
+// start of an unconfined call gives no pidfd of its leader, and none can
+// be opened after it, the command that runs is supervised the general way
+// and reported as it ran: never a spawn error with no PID for a process
+// that started.
+func TestRecordIsTrue_ALeaderWithoutAPidfdIsReportedAsItRan(t *testing.T) {
+	require.True(t, polledSupervision(), "this kernel has pidfds (Linux 5.3 and later)")
+	k := linuxKernel
+	var pid int
+	k.start = func(cmd *exec.Cmd) error {
+		err := cmd.Start()
+		if err == nil {
+			pid = cmd.Process.Pid
+			// As a kernel that took the clone without a pidfd.
+			unix.Close(*cmd.SysProcAttr.PidFD)
+			*cmd.SysProcAttr.PidFD = -1
+		}
+		return err
+	}
+	k.pidfdOpen = func(int) (int, error) { return -1, unix.EMFILE }
+	for _, tc := range []struct {
+		name  string
+		inv   func(t *testing.T) Invocation
+		check func(t *testing.T, out Outcome)
+	}{
+		{"a command that exits is reported with its status and output",
+			func(t *testing.T) Invocation { return procInvocation(t, "exit", "3") },
+			func(t *testing.T, out Outcome) {
+				assert.Equal(t, TerminationExit, out.Termination)
+				assert.Equal(t, 3, out.ExitCode)
+			}},
+		{"a command reading stdin gets it, and its output is kept",
+			func(t *testing.T) Invocation {
+				inv := procInvocation(t, "stdin")
+				inv.Stdin = []byte("given\n")
+				return inv
+			},
+			func(t *testing.T, out Outcome) {
+				assert.Equal(t, TerminationExit, out.Termination)
+				assert.Equal(t, "given\n", string(out.Stdout))
+			}},
+		{"a command that outlives its timeout is killed at it",
+			func(t *testing.T) Invocation {
+				inv := procInvocation(t, "silent", "hello", "1m")
+				inv.Timeout = 200 * time.Millisecond
+				return inv
+			},
+			func(t *testing.T, out Outcome) {
+				assert.Equal(t, TerminationTimeout, out.Termination)
+				assert.Equal(t, "SIGKILL", out.Signal)
+				assert.Equal(t, "hello\n", string(out.Stdout))
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := tc.inv(t)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			pid = 0
+			out := startPolled(t.Context(), inv, inv.Path, inv.Env, nil, inv.Timeout, inv.MaxOutput, k)
+			require.NoError(t, out.Err, "the command ran: it is no spawn error")
+			require.NotZero(t, pid)
+			assert.Equal(t, pid, out.PID, "the record names the process that ran")
+			assert.False(t, out.OutputIncomplete)
+			tc.check(t, out)
 		})
 	}
 }
