@@ -51,15 +51,11 @@ func (s *scrubbedAuditor) Ready(ctx context.Context) error {
 func openPGAudit(srv *config.Server, getenv func(string) string) (*pgAudit, error) {
 	s := srv.AuditStore
 	where := fmt.Sprintf("server.audit_store (line %d)", s.Line)
-	cfg, err := pgPoolConfig(getenv, s.DSNEnv, "dsn_env", "in serve's environment")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpenTimeout)
 	defer cancel()
-	pool, err := pgConnect(ctx, cfg)
+	pool, cfg, err := openPGPool(ctx, where, getenv, s.DSNEnv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: connecting to the database of %s: %w", where, s.DSNEnv, err)
+		return nil, err
 	}
 	a, err := newPGAuditor(ctx, pool, s.Table)
 	if err != nil {

@@ -93,15 +93,11 @@ type pgStore struct {
 func openPGStore(srv *config.Server, getenv func(string) string) (*pgStore, error) {
 	s := srv.ApprovalStore
 	where := fmt.Sprintf("server.approval_store (line %d)", s.Line)
-	cfg, err := pgPoolConfig(getenv, s.DSNEnv, "dsn_env", "in serve's environment")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpenTimeout)
 	defer cancel()
-	pool, err := pgConnect(ctx, cfg)
+	pool, cfg, err := openPGPool(ctx, where, getenv, s.DSNEnv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: connecting to the database of %s: %w", where, s.DSNEnv, err)
+		return nil, err
 	}
 	p := &pgStore{pool: pool}
 	if err := p.migrate(ctx, srv); err != nil {

@@ -130,3 +130,19 @@ func scrubPassword(err error, cfg *pgxpool.Config) error {
 	}
 	return &pgError{msg: msg, err: err}
 }
+
+// openPGPool connects to the database whose connection string is in the
+// variable dsnEnv of serve's environment (see pgPoolConfig), for the
+// config key where names, and returns the pool and its configuration.
+// Its errors start with where and never repeat the connection string.
+func openPGPool(ctx context.Context, where string, getenv func(string) string, dsnEnv string) (*pgxpool.Pool, *pgxpool.Config, error) {
+	cfg, err := pgPoolConfig(getenv, dsnEnv, "dsn_env", "in serve's environment")
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	pool, err := pgConnect(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: connecting to the database of %s: %w", where, dsnEnv, err)
+	}
+	return pool, cfg, nil
+}
