@@ -396,8 +396,11 @@ func entryHash(n *yaml.Node) (uint64, bool) {
 	var walk func(n *yaml.Node, top bool)
 	walk = func(n *yaml.Node, top bool) {
 		word(int(n.Kind))
+		word(int(n.Style & yaml.TaggedStyle))
 		word(len(n.Tag))
 		h.WriteString(n.Tag)
+		word(len(n.Anchor))
+		h.WriteString(n.Anchor)
 		word(len(n.Value))
 		h.WriteString(n.Value)
 		word(len(n.Content))
@@ -415,11 +418,14 @@ func entryHash(n *yaml.Node) (uint64, bool) {
 // sameEntry reports whether the tools entries a and b, mappings, hold
 // the same keys and values, in the same order, but for the tool's name:
 // they declare the same commands, flags, patterns, paths, environment and
-// confinement.
+// confinement. Anchors and explicit tags count, since the format refuses
+// them where an entry's own nodes are read, and an entry found alike is
+// not read again.
 func sameEntry(a, b *yaml.Node) bool {
 	var same func(a, b *yaml.Node, top bool) bool
 	same = func(a, b *yaml.Node, top bool) bool {
-		if a.Kind != b.Kind || a.Tag != b.Tag || a.Value != b.Value || len(a.Content) != len(b.Content) {
+		if a.Kind != b.Kind || a.Tag != b.Tag || a.Value != b.Value || len(a.Content) != len(b.Content) ||
+			a.Anchor != b.Anchor || a.Style&yaml.TaggedStyle != b.Style&yaml.TaggedStyle {
 			return false
 		}
 		for i := range a.Content {
