@@ -241,7 +241,7 @@ func (q *sequence) add(n *syntax.Regexp) bool {
 	case syntax.OpEmptyMatch:
 		return true
 	case syntax.OpLiteral:
-		if n.Flags&syntax.FoldCase != 0 {
+		if n.Flags&syntax.FoldCase != 0 || hasSurrogate(n.Rune) {
 			return false
 		}
 		for _, r := range n.Rune {
@@ -292,7 +292,7 @@ func (q *sequence) addRepeat(n *syntax.Regexp, min, max int) bool {
 func classOf(n *syntax.Regexp) *class {
 	switch n.Op {
 	case syntax.OpLiteral:
-		if n.Flags&syntax.FoldCase != 0 || len(n.Rune) != 1 {
+		if n.Flags&syntax.FoldCase != 0 || len(n.Rune) != 1 || hasSurrogate(n.Rune) {
 			return nil
 		}
 		return newClass([]rune{n.Rune[0], n.Rune[0]})
@@ -345,6 +345,19 @@ func (c *class) has(r rune) bool {
 		case r > c.ranges[2*m+1]:
 			lo = m + 1
 		default:
+			return true
+		}
+	}
+	return false
+}
+
+// hasSurrogate reports whether runes holds a surrogate half, which no
+// text decodes to: the regexp package compares such a literal as the
+// bytes of U+FFFD in some places and as the rune in others, so a pattern
+// that names one is left to it, to match exactly as it does.
+func hasSurrogate(runes []rune) bool {
+	for _, r := range runes {
+		if 0xD800 <= r && r <= 0xDFFF {
 			return true
 		}
 	}

@@ -27,6 +27,8 @@ var profilePatterns = []struct {
 	{`[a-z]{3}`, false, "no anchors: the full-match form adds them"},
 	{`^^[a-z]+$$`, false, "repeated anchors at the ends assert nothing more"},
 	{`^v[0-9]{1,3}\.x$`, false, "literal characters around the variable item are fixed items"},
+	{`\x{D800}x`, true, "a surrogate literal, which the regexp package matches as U+FFFD's bytes, is left to it"},
+	{`(?:\x{D800}){1,5}`, true, "a repeated surrogate literal is left to the regexp package too"},
 	{`^.{2,5}$`, false, "dot is every rune but newline"},
 	{`^(?s:.){2,5}$`, false, "dot with s is every rune"},
 	{`^[a-z]?$`, false, "an optional class is a variable item of zero or one"},
@@ -63,7 +65,7 @@ func TestCompile_MatchesAsTheFullMatchRegexp(t *testing.T) {
 // samples returns strings of lengths around the bounds the patterns
 // above use, drawn from ASCII, newline, other runes and invalid bytes.
 func samples(rng *rand.Rand, n int) []string {
-	pieces := []string{"a", "z", "A", "_", "0", "9", "1", "-", ".", "/", " ", "~", "\n", "\x00", "\x7f", "é", "\u2028", "\U0001F600", "\xff", "\xc3", "v", "x", "k", "K", "b", "@", "+"}
+	pieces := []string{"\uFFFD", "a", "z", "A", "_", "0", "9", "1", "-", ".", "/", " ", "~", "\n", "\x00", "\x7f", "é", "\u2028", "\U0001F600", "\xff", "\xc3", "v", "x", "k", "K", "b", "@", "+"}
 	out := []string{"", "a", "ab", "abc", "v1.x", "v123.x", "b"}
 	for _, l := range []int{199, 200, 201, 255, 256, 257, 999, 1000, 1001} {
 		out = append(out, strings.Repeat("a", l), strings.Repeat("é", l), strings.Repeat("\xff", l))
