@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -447,6 +448,7 @@ func (b *builder) flags(fs *execgate.FlagSpec, c *commandDoc) {
 	names := make(map[string]*yaml.Node)
 	single := make(map[string]*flagDoc) // spelled with one dash
 	long := make(map[string]*flagDoc)   // spelled with two dashes
+	fs.Flags = slices.Grow(fs.Flags, len(c.flags))
 	for _, fd := range c.flags {
 		if fd.node.Kind != yaml.MappingNode {
 			continue // already reported

@@ -180,7 +180,8 @@ type pathDoc struct {
 type decoder struct {
 	*problems
 
-	alike map[uint64][]*alikeEntries // by entryHash
+	alike   map[uint64][]*alikeEntries // by entryHash
+	hashBuf []byte                     // entryHash's, kept from one entry to the next
 	// cur is the tools entry being decoded, if any.
 	cur struct {
 		path  string
@@ -207,6 +208,15 @@ type handler func(key, value *yaml.Node, path string)
 type fields struct {
 	handlers map[string]handler
 	nullOK   map[string]bool // keys whose empty value (null) means an empty mapping
+
+	// lookup, when it is set, is used in place of handlers and nullOK: it
+	// returns the handler of a known key, nil for an unknown one, and
+	// whether the key's empty value (null) means an empty mapping; known
+	// are then the known keys, sorted, for messages. A mapping decoded
+	// thousands of times in a load (a flag) is given one, so that only
+	// the handlers of the keys it holds are made.
+	lookup func(name string) (h handler, nullOK bool)
+	known  string
 }
 
 func keyPath(parent, key string) string {
@@ -365,15 +375,25 @@ func (d *decoder) mapping(n *yaml.Node, path string, fs fields) map[string]bool 
 	present := make(map[string]bool)
 	d.pairs(n, path, func(name string, k, v *yaml.Node, kp string) {
 		present[name] = true
-		h, ok := fs.handlers[name]
-		if !ok {
-			d.add(k, kp, "unknown key %s (known keys: %s)", quote(name), knownKeys(fs.handlers))
+		var h handler
+		var nullOK bool
+		if fs.lookup != nil {
+			h, nullOK = fs.lookup(name)
+		} else {
+			h, nullOK = fs.handlers[name], fs.nullOK[name]
+		}
+		if h == nil {
+			known := fs.known
+			if fs.lookup == nil {
+				known = knownKeys(fs.handlers)
+			}
+			d.add(k, kp, "unknown key %s (known keys: %s)", quote(name), known)
 			return
 		}
 		if !d.usable(v, kp) {
 			return
 		}
-		if isNull(v) && !fs.nullOK[name] {
+		if isNull(v) && !nullOK {
 			d.add(v, kp, "has no value; give one or remove the key")
 			return
 		}
@@ -625,41 +645,58 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	t.alike, d.cur.first = d.alikeTool(n)
 	d.cur.path, d.cur.alike = path, t.alike
 	defer func() { d.cur.alike = nil }()
-	hs := map[string]handler{
-		"name":              d.str(&t.name),
-		"bin":               d.str(&t.bin),
-		"sha256":            d.str(&t.sha256),
-		"working_dir":       d.str(&t.workingDir),
-		"env":               d.env(&t.env),
-		"inherit_env":       d.strings(&t.inheritEnv),
-		"policy_version":    d.str(&t.policyVersion),
-		"description":       d.str(&t.description),
-		"default_action":    d.str(&t.action),
-		"strict":            d.boolean(&t.strict),
-		"allow_hostile_env": d.boolean(&t.allowHostileEnv),
-		"allow_interpreter": d.boolean(&t.allowInterpreter),
-		"global_args": func(k, v *yaml.Node, p string) {
-			t.globalArgsNode = v
-			d.strings(&t.globalArgs)(k, v, p)
-		},
-		"commands": func(_, v *yaml.Node, p string) {
-			t.commandsNode, t.commandsPath = v, p
-			d.pairs(v, p, func(name string, k, e *yaml.Node, kp string) {
-				if !d.usable(e, kp) {
-					return
-				}
-				t.commands = append(t.commands, d.command(name, k, e, kp))
-			})
-		},
-		"bare": func(k, v *yaml.Node, p string) {
-			t.bare = d.command("", k, v, p)
-		},
-		"confine": func(k, v *yaml.Node, p string) {
-			t.confine = d.confine(k, v, p)
-		},
-	}
-	d.limits(&t.limitsDoc, hs)
-	t.keys = d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"bare": true}})
+	t.keys = d.mapping(n, path, fields{known: toolKeys, lookup: func(name string) (handler, bool) {
+		switch name {
+		case "name":
+			return d.str(&t.name), false
+		case "bin":
+			return d.str(&t.bin), false
+		case "sha256":
+			return d.str(&t.sha256), false
+		case "working_dir":
+			return d.str(&t.workingDir), false
+		case "env":
+			return d.env(&t.env), false
+		case "inherit_env":
+			return d.strings(&t.inheritEnv), false
+		case "policy_version":
+			return d.str(&t.policyVersion), false
+		case "description":
+			return d.str(&t.description), false
+		case "default_action":
+			return d.str(&t.action), false
+		case "strict":
+			return d.boolean(&t.strict), false
+		case "allow_hostile_env":
+			return d.boolean(&t.allowHostileEnv), false
+		case "allow_interpreter":
+			return d.boolean(&t.allowInterpreter), false
+		case "global_args":
+			return func(k, v *yaml.Node, p string) {
+				t.globalArgsNode = v
+				d.strings(&t.globalArgs)(k, v, p)
+			}, false
+		case "commands":
+			return func(_, v *yaml.Node, p string) {
+				t.commandsNode, t.commandsPath = v, p
+				d.pairs(v, p, func(name string, k, e *yaml.Node, kp string) {
+					if !d.usable(e, kp) {
+						return
+					}
+					t.commands = append(t.commands, d.command(name, k, e, kp))
+				})
+			}, false
+		case "bare":
+			return func(k, v *yaml.Node, p string) {
+				t.bare = d.command("", k, v, p)
+			}, true
+		case "confine":
+			return func(k, v *yaml.Node, p string) {
+				t.confine = d.confine(k, v, p)
+			}, false
+		}
+		return d.limitHandler(&t.limitsDoc, name), false
+	}})
 	return t
 }
 
@@ -669,98 +706,157 @@ func (d *decoder) command(name string, k, n *yaml.Node, path string) *commandDoc
 	if isNull(n) {
 		return c
 	}
-	hs := map[string]handler{
-		"flags": func(_, v *yaml.Node, p string) {
-			d.list(v, p, func(_ int, e *yaml.Node, ep string) {
-				c.flags = append(c.flags, d.flag(e, ep))
-			})
-		},
-		"positionals": func(_, v *yaml.Node, p string) {
-			d.mapping(v, p, fields{handlers: map[string]handler{
-				"max":     d.integer(&c.posMax),
-				"pattern": d.str(&c.posPattern),
-				"path": func(_, v *yaml.Node, p string) {
-					c.posPath = d.pathRule(v, p)
-				},
-			}, nullOK: map[string]bool{"path": true}})
-		},
-		"stdin": func(_, v *yaml.Node, p string) {
-			c.stdin = true
-			if isNull(v) {
-				return
-			}
-			d.mapping(v, p, fields{handlers: map[string]handler{"max": d.size(&c.stdinMax)}})
-		},
-		"end_of_options": d.boolean(&c.endOfOptions),
-		"leading": func(k, v *yaml.Node, p string) {
-			c.leadingNode = v
-			d.strings(&c.leading)(k, v, p)
-		},
-		"human_approval": d.boolean(&c.approval),
-		"description":    d.str(&c.description),
-		"annotations": func(_, v *yaml.Node, p string) {
-			d.mapping(v, p, fields{handlers: map[string]handler{
-				"read_only":   d.boolean(&c.readOnly),
-				"destructive": d.boolean(&c.destructive),
-				"idempotent":  d.boolean(&c.idempotent),
-				"open_world":  d.boolean(&c.openWorld),
-			}})
-		},
-		"confine": func(k, v *yaml.Node, p string) {
-			c.confine = d.confine(k, v, p)
-		},
-		"examples": func(k, v *yaml.Node, p string) {
-			c.examples = d.examples(k, v, p, false)
-		},
-	}
-	d.limits(&c.limitsDoc, hs)
-	d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"stdin": true}})
+	d.mapping(n, path, fields{known: commandKeys, lookup: func(name string) (handler, bool) {
+		switch name {
+		case "flags":
+			return func(_, v *yaml.Node, p string) {
+				d.list(v, p, func(_ int, e *yaml.Node, ep string) {
+					c.flags = append(c.flags, d.flag(e, ep))
+				})
+			}, false
+		case "positionals":
+			return func(_, v *yaml.Node, p string) {
+				d.mapping(v, p, fields{handlers: map[string]handler{
+					"max":     d.integer(&c.posMax),
+					"pattern": d.str(&c.posPattern),
+					"path": func(_, v *yaml.Node, p string) {
+						c.posPath = d.pathRule(v, p)
+					},
+				}, nullOK: map[string]bool{"path": true}})
+			}, false
+		case "stdin":
+			return func(_, v *yaml.Node, p string) {
+				c.stdin = true
+				if isNull(v) {
+					return
+				}
+				d.mapping(v, p, fields{handlers: map[string]handler{"max": d.size(&c.stdinMax)}})
+			}, true
+		case "end_of_options":
+			return d.boolean(&c.endOfOptions), false
+		case "leading":
+			return func(k, v *yaml.Node, p string) {
+				c.leadingNode = v
+				d.strings(&c.leading)(k, v, p)
+			}, false
+		case "human_approval":
+			return d.boolean(&c.approval), false
+		case "description":
+			return d.str(&c.description), false
+		case "annotations":
+			return func(_, v *yaml.Node, p string) {
+				d.mapping(v, p, fields{handlers: map[string]handler{
+					"read_only":   d.boolean(&c.readOnly),
+					"destructive": d.boolean(&c.destructive),
+					"idempotent":  d.boolean(&c.idempotent),
+					"open_world":  d.boolean(&c.openWorld),
+				}})
+			}, false
+		case "confine":
+			return func(k, v *yaml.Node, p string) {
+				c.confine = d.confine(k, v, p)
+			}, false
+		case "examples":
+			return func(k, v *yaml.Node, p string) {
+				c.examples = d.examples(k, v, p, false)
+			}, false
+		}
+		return d.limitHandler(&c.limitsDoc, name), false
+	}})
 	return c
+}
+
+// toolKeys are the keys a tools entry may hold, sorted.
+var toolKeys = "allow_hostile_env, allow_interpreter, bare, bin, commands, confine, default_action, description, env, global_args, inherit_env, max_output, name, no_output_timeout, policy_version, sha256, strict, timeout, working_dir"
+
+// commandKeys are the keys a command entry or a bare entry may hold,
+// sorted.
+var commandKeys = "annotations, confine, description, end_of_options, examples, flags, human_approval, leading, max_output, no_output_timeout, positionals, stdin, timeout"
+
+// limitHandler returns the handler of the limit key name (see limits), or
+// nil.
+func (d *decoder) limitHandler(l *limitsDoc, name string) handler {
+	switch name {
+	case "timeout":
+		return d.duration(&l.timeout, false)
+	case "no_output_timeout":
+		return d.duration(&l.noOutputTimeout, true)
+	case "max_output":
+		return d.size(&l.maxOutput)
+	}
+	return nil
 }
 
 func (d *decoder) flag(n *yaml.Node, path string) *flagDoc {
 	f := &flagDoc{node: n, path: path}
-	hs := d.valueHandlers(f)
-	hs["short"] = d.str(&f.short)
-	hs["single_dash"] = d.boolean(&f.singleDash)
-	hs["repeat"] = d.integer(&f.repeat)
-	hs["glued"] = d.boolean(&f.glued)
-	hs["separate"] = d.boolean(&f.separate)
-	hs["values"] = func(_, v *yaml.Node, p string) {
-		f.valuesNode = v
-		d.list(v, p, func(_ int, e *yaml.Node, ep string) {
-			f.values = append(f.values, d.flagValue(e, ep))
-		})
-	}
-	f.keys = d.mapping(n, path, fields{handlers: hs, nullOK: map[string]bool{"path": true}})
+	f.keys = d.mapping(n, path, fields{known: flagKeys, lookup: func(name string) (handler, bool) {
+		switch name {
+		case "short":
+			return d.str(&f.short), false
+		case "single_dash":
+			return d.boolean(&f.singleDash), false
+		case "repeat":
+			return d.integer(&f.repeat), false
+		case "glued":
+			return d.boolean(&f.glued), false
+		case "separate":
+			return d.boolean(&f.separate), false
+		case "values":
+			return func(_, v *yaml.Node, p string) {
+				f.valuesNode = v
+				d.list(v, p, func(_ int, e *yaml.Node, ep string) {
+					f.values = append(f.values, d.flagValue(e, ep))
+				})
+			}, false
+		}
+		return d.valueHandler(f, name)
+	}})
 	return f
 }
+
+// flagKeys and flagValueKeys are the keys a flag and an entry of its
+// values may hold, sorted.
+var (
+	flagKeys      = "enum, glued, max, min, name, path, pattern, repeat, separate, short, single_dash, value, values"
+	flagValueKeys = "enum, max, min, name, path, pattern, value"
+)
 
 // flagValue decodes one entry of a flag's values list: its name, its value
 // kind and the rules of that kind, spelled as on a flag of one value.
 func (d *decoder) flagValue(n *yaml.Node, path string) *flagDoc {
 	f := &flagDoc{node: n, path: path}
-	f.keys = d.mapping(n, path, fields{handlers: d.valueHandlers(f), nullOK: map[string]bool{"path": true}})
+	f.keys = d.mapping(n, path, fields{known: flagValueKeys, lookup: func(name string) (handler, bool) {
+		return d.valueHandler(f, name)
+	}})
 	return f
 }
 
-// valueHandlers decodes the keys a flag and each of its values share: the
-// name, the value kind and the rules of that kind.
-func (d *decoder) valueHandlers(f *flagDoc) map[string]handler {
-	return map[string]handler{
-		"name":  d.str(&f.name),
-		"value": d.str(&f.value),
-		"min":   d.integer(&f.min),
-		"max":   d.integer(&f.max),
-		"enum": func(k, v *yaml.Node, p string) {
+// valueHandler returns the handler of the key name that a flag and each
+// of its values share (the name, the value kind and the rules of that
+// kind), or nil, and whether its empty value means an empty mapping.
+func (d *decoder) valueHandler(f *flagDoc, name string) (handler, bool) {
+	switch name {
+	case "name":
+		return d.str(&f.name), false
+	case "value":
+		return d.str(&f.value), false
+	case "min":
+		return d.integer(&f.min), false
+	case "max":
+		return d.integer(&f.max), false
+	case "enum":
+		return func(k, v *yaml.Node, p string) {
 			f.enumNode = v
 			d.strings(&f.enum)(k, v, p)
-		},
-		"pattern": d.str(&f.pattern),
-		"path": func(_, v *yaml.Node, p string) {
+		}, false
+	case "pattern":
+		return d.str(&f.pattern), false
+	case "path":
+		return func(_, v *yaml.Node, p string) {
 			f.pathRule = d.pathRule(v, p)
-		},
+		}, true
 	}
+	return nil, false
 }
 
 // pathRule decodes the rule of a path argument: a mapping of roots, must,

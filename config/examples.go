@@ -89,7 +89,7 @@ type alikeEntries struct {
 // one of, found or started, and whether n is their first; nil when n is
 // no mapping.
 func (d *decoder) alikeTool(n *yaml.Node) (*alikeEntries, bool) {
-	key, ok := entryHash(n)
+	key, ok := entryHash(n, &d.hashBuf)
 	if !ok {
 		return nil, false
 	}
@@ -384,26 +384,26 @@ var entrySeed = maphash.MakeSeed()
 
 // entryHash returns a hash of the tools entry n, every key and value but
 // the tool's name, and false when n is no mapping. Entries alike (see
-// sameEntry) hash alike.
-func entryHash(n *yaml.Node) (uint64, bool) {
+// sameEntry) hash alike. What is hashed is written to *buf first, which
+// the caller keeps from one entry to the next: one hash of the whole is
+// quicker than writing each of an entry's hundreds of nodes to a
+// maphash.Hash.
+func entryHash(n *yaml.Node, buf *[]byte) (uint64, bool) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return 0, false
 	}
-	var h maphash.Hash
-	h.SetSeed(entrySeed)
-	var num [binary.MaxVarintLen64]byte
-	word := func(x int) { h.Write(num[:binary.PutUvarint(num[:], uint64(x))]) }
+	b := (*buf)[:0]
 	var walk func(n *yaml.Node, top bool)
 	walk = func(n *yaml.Node, top bool) {
-		word(int(n.Kind))
-		word(int(n.Style & yaml.TaggedStyle))
-		word(len(n.Tag))
-		h.WriteString(n.Tag)
-		word(len(n.Anchor))
-		h.WriteString(n.Anchor)
-		word(len(n.Value))
-		h.WriteString(n.Value)
-		word(len(n.Content))
+		b = binary.AppendUvarint(b, uint64(n.Kind))
+		b = binary.AppendUvarint(b, uint64(n.Style&yaml.TaggedStyle))
+		b = binary.AppendUvarint(b, uint64(len(n.Tag)))
+		b = append(b, n.Tag...)
+		b = binary.AppendUvarint(b, uint64(len(n.Anchor)))
+		b = append(b, n.Anchor...)
+		b = binary.AppendUvarint(b, uint64(len(n.Value)))
+		b = append(b, n.Value...)
+		b = binary.AppendUvarint(b, uint64(len(n.Content)))
 		for i, c := range n.Content {
 			if top && i%2 == 1 && n.Content[i-1].Value == "name" {
 				continue // the tool's name
@@ -412,7 +412,8 @@ func entryHash(n *yaml.Node) (uint64, bool) {
 		}
 	}
 	walk(n, true)
-	return h.Sum64(), true
+	*buf = b
+	return maphash.Bytes(entrySeed, b), true
 }
 
 // sameEntry reports whether the tools entries a and b, mappings, hold

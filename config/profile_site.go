@@ -186,6 +186,13 @@ func siteMarkIn(s string) []string {
 func fillSite(n *yaml.Node, vals map[string][]string) {
 	switch n.Kind {
 	case yaml.SequenceNode:
+		if !hasMarkItem(n) {
+			// Most lists hold no item to expand: they are left in place.
+			for _, c := range n.Content {
+				fillSite(c, vals)
+			}
+			return
+		}
 		var out []*yaml.Node
 		for _, c := range n.Content {
 			if m := siteMarkIn(c.Value); c.Kind == yaml.ScalarNode && m != nil && m[0] == c.Value {
@@ -246,6 +253,23 @@ func fillSite(n *yaml.Node, vals map[string][]string) {
 			fillSite(c, vals)
 		}
 	}
+}
+
+// isMarkItem reports whether the item c of a list is a site-value mark and
+// nothing else, which fillSite makes into one item per value.
+func isMarkItem(c *yaml.Node) bool {
+	m := siteMarkIn(c.Value)
+	return c.Kind == yaml.ScalarNode && m != nil && m[0] == c.Value
+}
+
+// hasMarkItem reports whether the list n holds an item isMarkItem accepts.
+func hasMarkItem(n *yaml.Node) bool {
+	for _, c := range n.Content {
+		if isMarkItem(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // fillEgress expands the marks in the egress entries of the confine
