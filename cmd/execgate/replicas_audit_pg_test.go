@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,28 +146,8 @@ func TestRecordIsTrue_ReplicasWriteOneAuditChain(t *testing.T) {
 	dsn, config, dir, table := auditSetup(t)
 	a, b, c := startReplica(t, config, dsn), startReplica(t, config, dsn), startReplica(t, config, dsn)
 	const n = 30
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = []*replica{a, b, c}[i%3].propose(t, fmt.Sprintf("audit-%02d", i))
-	}
-	var wg sync.WaitGroup
-	var started atomic.Int64
-	for i, id := range ids {
-		for _, r := range []*replica{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				time.Sleep(time.Duration(i) * 5 * time.Millisecond)
-				started.Add(1)
-				_, _, _ = r.approve(id)
-			}()
-		}
-	}
-	for started.Load() < n {
-		time.Sleep(5 * time.Millisecond)
-	}
-	b.kill()
-	wg.Wait()
+	ids := proposeAcross(t, []*replica{a, b, c}, "audit", n)
+	approveThroughEach(ids, []*replica{a, b}, b.kill)
 	for id := range c.pendingIDs(t) {
 		code, resp, err := c.approve(id)
 		require.NoError(t, err)
@@ -207,31 +185,8 @@ func TestRecordIsTrue_AuditTableKilledDuringLoad(t *testing.T) {
 	config := writeFile(t, "tools.yaml", withAuditStore(replicaConfig(dir, "execgate_approvals"), table))
 	a, b := startReplica(t, config, cl.dsn()), startReplica(t, config, cl.dsn())
 	const n = 30
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = []*replica{a, b}[i%2].propose(t, fmt.Sprintf("auditkill-%02d", i))
-	}
-	var wg sync.WaitGroup
-	half := make(chan struct{})
-	var once sync.Once
-	for i, id := range ids {
-		for _, r := range []*replica{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if i == n/2 {
-					once.Do(func() { close(half) })
-				}
-				if i > n/2 {
-					<-half
-				}
-				_, _, _ = r.approve(id)
-			}()
-		}
-	}
-	<-half
-	cl.kill()
-	wg.Wait()
+	ids := proposeAcross(t, []*replica{a, b}, "auditkill", n)
+	approveThroughEach(ids, []*replica{a, b}, cl.kill)
 	cl.start()
 
 	// Once the database is back, the replicas record again (a refused

@@ -330,28 +330,8 @@ func TestSingleUse_ReplicaKilledDuringLoad(t *testing.T) {
 	dsn, config, dir := replicaSetup(t)
 	a, b, c := startReplica(t, config, dsn), startReplica(t, config, dsn), startReplica(t, config, dsn)
 	const n = 40
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = []*replica{a, c}[i%2].propose(t, fmt.Sprintf("load-%02d", i))
-	}
-	var wg sync.WaitGroup
-	var started atomic.Int64
-	for i, id := range ids {
-		for _, r := range []*replica{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				time.Sleep(time.Duration(i) * 5 * time.Millisecond)
-				started.Add(1)
-				_, _, _ = r.approve(id)
-			}()
-		}
-	}
-	for started.Load() < n {
-		time.Sleep(5 * time.Millisecond)
-	}
-	b.kill()
-	wg.Wait()
+	ids := proposeAcross(t, []*replica{a, c}, "load", n)
+	approveThroughEach(ids, []*replica{a, b}, b.kill)
 
 	// What is still pending is decided through C.
 	for id := range c.pendingIDs(t) {
@@ -526,4 +506,41 @@ func TestServe_PostgresQuotaPerPrincipal(t *testing.T) {
 		assert.Equal(t, "store_full", resp.Error.Kind)
 		assert.Contains(t, resp.Error.Message, "ci-bot", "the refusal says whose quota is full")
 	}
+}
+
+// proposeAcross proposes n calls, each through the next of rs in turn,
+// named prefix and a number, and returns their approvals' IDs.
+func proposeAcross(t *testing.T, rs []*replica, prefix string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = rs[i%len(rs)].propose(t, fmt.Sprintf("%s-%02d", prefix, i))
+	}
+	return ids
+}
+
+// approveThroughEach approves every approval of ids through each of rs at
+// once, the i-th after 5i ms, runs during once half of them have been
+// sent, and returns when every answer is in (or failed: a replica killed
+// by during answers none).
+func approveThroughEach(ids []string, rs []*replica, during func()) {
+	var wg sync.WaitGroup
+	half := make(chan struct{})
+	var once sync.Once
+	for i, id := range ids {
+		for _, r := range rs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+				if i == len(ids)/2 {
+					once.Do(func() { close(half) })
+				}
+				_, _, _ = r.approve(id)
+			}()
+		}
+	}
+	<-half
+	during()
+	wg.Wait()
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,31 +166,8 @@ func TestSingleUse_PostgresKilledDuringLoad(t *testing.T) {
 	config := writeFile(t, "tools.yaml", replicaConfig(dir, "execgate_approvals"))
 	a, b := startReplica(t, config, c.dsn()), startReplica(t, config, c.dsn())
 	const n = 30
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = []*replica{a, b}[i%2].propose(t, fmt.Sprintf("pgkill-%02d", i))
-	}
-	var wg sync.WaitGroup
-	half := make(chan struct{})
-	var once sync.Once
-	for i, id := range ids {
-		for _, r := range []*replica{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if i == n/2 {
-					once.Do(func() { close(half) })
-				}
-				if i > n/2 {
-					<-half
-				}
-				_, _, _ = r.approve(id)
-			}()
-		}
-	}
-	<-half
-	c.kill()
-	wg.Wait()
+	ids := proposeAcross(t, []*replica{a, b}, "pgkill", n)
+	approveThroughEach(ids, []*replica{a, b}, c.kill)
 	c.start()
 
 	// The replicas reach the database again. What is pending is approved,
