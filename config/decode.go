@@ -182,6 +182,11 @@ type decoder struct {
 
 	alike   map[uint64][]*alikeEntries // by entryHash
 	hashBuf []byte                     // entryHash's, kept from one entry to the next
+	// profileKey is the expansionKey of the entry fromProfile expanded
+	// last, empty when it expanded none; expanded are the entries alike
+	// by that key.
+	profileKey []byte
+	expanded   map[string]*alikeEntries
 	// cur is the tools entry being decoded, if any.
 	cur struct {
 		path  string
@@ -642,7 +647,11 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 		n = entry
 	}
 	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode, profile: isProfile}
-	t.alike, d.cur.first = d.alikeTool(n)
+	if isProfile && len(d.profileKey) > 0 {
+		t.alike, d.cur.first = d.alikeExpansion(n, d.profileKey)
+	} else {
+		t.alike, d.cur.first = d.alikeTool(n)
+	}
 	d.cur.path, d.cur.alike = path, t.alike
 	defer func() { d.cur.alike = nil }()
 	t.keys = d.mapping(n, path, fields{known: toolKeys, lookup: func(name string) (handler, bool) {

@@ -106,6 +106,23 @@ func (d *decoder) alikeTool(n *yaml.Node) (*alikeEntries, bool) {
 	return a, true
 }
 
+// alikeExpansion is alikeTool for the tools entry n expanded from an
+// entry naming a profile, whose expansionKey is key: the entries alike
+// are those with the same key. An entry written out is never found alike
+// one expanded (nor the other way), and is then checked in full, as an
+// entry unlike any other is: the same outcome, by more work.
+func (d *decoder) alikeExpansion(n *yaml.Node, key []byte) (*alikeEntries, bool) {
+	if a, ok := d.expanded[string(key)]; ok {
+		return a, false
+	}
+	if d.expanded == nil {
+		d.expanded = make(map[string]*alikeEntries)
+	}
+	a := &alikeEntries{entry: n, inputs: make(map[string]json.RawMessage)}
+	d.expanded[string(key)] = a
+	return a, true
+}
+
 // toolInput is jsonObject for a command's example at path in the tool
 // being decoded: the same node below an entry alike gives the same JSON,
 // so the first entry's is taken when it had one.

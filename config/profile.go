@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,7 @@ func hasKey(n *yaml.Node, key string) bool {
 // are recorded against n's keys; the result is nil when the entry cannot
 // be expanded.
 func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
+	d.profileKey = d.profileKey[:0]
 	var name string
 	var overrides []*yaml.Node // key, value pairs
 	var site []*yaml.Node      // key, value pairs of site values
@@ -117,7 +119,58 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 	if dir.Kind == yaml.ScalarNode && dir.Tag == "!!str" && workingDirProblem(dir.Value) == "" {
 		readWorkingDir(entry, dir)
 	}
+	d.profileKey = expansionKey(d.profileKey[:0], name, entry, overrides, site)
 	return entry
+}
+
+// expansionKey appends to b what the expansion of an entry naming the
+// profile called name depends on, and returns it: the profile's name;
+// the nodes of the overrides and of the site values the entry sets, in
+// its order, but for the tool's name (its key is kept, its value is not);
+// and the bin and working_dir the expanded entry ends with (a program's
+// name found on PATH, the working directory at load time). Two entries
+// with the same key expand to entries alike but for their names (see
+// sameEntry), found without hashing and comparing each one's hundreds of
+// nodes; the key says nothing of where its nodes are.
+func expansionKey(b []byte, name string, entry *yaml.Node, overrides, site []*yaml.Node) []byte {
+	b = appendKeyString(b, name)
+	for i := 0; i+1 < len(overrides); i += 2 {
+		b = appendKeyNode(b, overrides[i])
+		if overrides[i].Value != "name" {
+			b = appendKeyNode(b, overrides[i+1])
+		}
+	}
+	b = append(b, 0xff) // the overrides end, the site values begin
+	for _, n := range site {
+		b = appendKeyNode(b, n)
+	}
+	for _, key := range []string{"bin", "working_dir"} {
+		b = append(b, 0xff)
+		if v := mapValue(entry, key); v != nil {
+			b = appendKeyNode(b, v)
+		}
+	}
+	return b
+}
+
+// appendKeyString appends s to b, its length first.
+func appendKeyString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendKeyNode appends to b what sameEntry compares of the tree n.
+func appendKeyNode(b []byte, n *yaml.Node) []byte {
+	b = binary.AppendUvarint(b, uint64(n.Kind))
+	b = binary.AppendUvarint(b, uint64(n.Style&yaml.TaggedStyle))
+	b = appendKeyString(b, n.Tag)
+	b = appendKeyString(b, n.Anchor)
+	b = appendKeyString(b, n.Value)
+	b = binary.AppendUvarint(b, uint64(len(n.Content)))
+	for _, c := range n.Content {
+		b = appendKeyNode(b, c)
+	}
+	return b
 }
 
 // parsedProfiles holds each profile's entry, parsed once: the profiles

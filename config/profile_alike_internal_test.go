@@ -1,0 +1,51 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExamples_EntriesNamingAProfileAreAlikeOnlyWhenTheyExpandAlike loads
+// entries naming the curl profile and counts the examples checked: an
+// entry with the same site values and overrides as one before, but for
+// its name, is not checked again, and one that differs in a site value,
+// an override, the order of its overrides or an override's tag is
+// checked in full, as it would be alone.
+func TestExamples_EntriesNamingAProfileAreAlikeOnlyWhenTheyExpandAlike(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	entry := func(name, extra string) string {
+		return fmt.Sprintf("  - profile: curl\n    name: %s\n    bin: %s\n    working_dir: %s\n%s", name, self, dir, extra)
+	}
+	load := func(entries ...string) int {
+		t.Helper()
+		l, err := LoadBytes("tools.yaml", []byte("version: 1\ntools:\n"+strings.Join(entries, "")))
+		require.NoError(t, err)
+		return l.examplesRun
+	}
+	hostsA := "    hosts: [example.com]\n"
+	hostsB := "    hosts: [example.org]\n"
+	one := load(entry("a", hostsA))
+	require.Positive(t, one, "the curl profile's examples are checked at load")
+	for _, c := range []struct {
+		why     string
+		entries []string
+		run     int
+	}{
+		{"a second entry alike but for its name is not checked again", []string{entry("a", hostsA), entry("b", hostsA)}, one},
+		{"nor is a third", []string{entry("a", hostsA), entry("b", hostsA), entry("c", hostsA)}, one},
+		{"other hosts are checked in full", []string{entry("a", hostsA), entry("b", hostsB)}, 2 * one},
+		{"another override is checked in full", []string{entry("a", hostsA), entry("b", hostsA+"    timeout: 7s\n")}, 2 * one},
+		{"the same overrides in another order are checked in full", []string{entry("a", hostsA+"    timeout: 7s\n    max_output: 1KiB\n"), entry("b", hostsA+"    max_output: 1KiB\n    timeout: 7s\n")}, 2 * one},
+		{"the same overrides in the same order are not", []string{entry("a", hostsA+"    timeout: 7s\n    max_output: 1KiB\n"), entry("b", hostsA+"    timeout: 7s\n    max_output: 1KiB\n")}, one},
+		{"a site value quoted is the same value", []string{entry("a", hostsA), entry("b", "    hosts: [\"example.com\"]\n")}, one},
+	} {
+		assert.Equal(t, c.run, load(c.entries...), c.why)
+	}
+}
