@@ -179,7 +179,10 @@
 // the signals of a terminal or service manager. The gate tells it the
 // process group of each call as the call starts and ends; when the gate's
 // end closes the pipe it reads, the watchdog kills every group still
-// running and exits. A process that left its group (setsid) is beyond
+// running and exits. It reads what waits in its pipe at once and, after a
+// read that came soon after the one before, pauses 10 ms, so that a gate
+// running calls back to back wakes it seldom; the kills after a gate's
+// end come at most that much later. A process that left its group (setsid) is beyond
 // reach, as it is for the limits, and a process forked in the instant
 // between the leader's start and its group being registered could
 // escape. A watchdog that cannot be started leaves the parent-death signal
