@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -32,37 +31,23 @@ func MigrateAudit(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	if err != nil {
 		return err
 	}
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
-	for _, stmt := range []string{
-		fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, %d)`, lockClass, migrateLock),
-		t.createTable(),
-		t.createRefuse(),
-		t.createAppend(),
-	} {
-		if _, err := tx.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+	return migrateIn(ctx, pool, t.quoted, func(tx pgx.Tx) error {
+		if err := execAll(ctx, tx, t.createTable(), t.createRefuse(), t.createAppend()); err != nil {
+			return err
 		}
-	}
-	for _, trg := range t.triggers() {
-		var has bool
-		if err := tx.QueryRow(ctx, hasTriggerSQL, t.quoted, trg.name).Scan(&has); err != nil {
-			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+		for _, trg := range t.triggers() {
+			var has bool
+			if err := tx.QueryRow(ctx, hasTriggerSQL, t.quoted, trg.name).Scan(&has); err != nil {
+				return err
+			}
+			if !has {
+				if err := execAll(ctx, tx, trg.create); err != nil {
+					return err
+				}
+			}
 		}
-		if has {
-			continue
-		}
-		if _, err := tx.Exec(ctx, trg.create); err != nil {
-			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // hasTriggerSQL reports whether the table $1 (quoted, as text) has the

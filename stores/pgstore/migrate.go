@@ -40,40 +40,53 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	if err != nil {
 		return err
 	}
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
-	for _, stmt := range []string{
-		fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, %d)`, lockClass, migrateLock),
-		t.createTable(),
-		t.createIndex(),
-		t.createSpent(),
-		t.createSpentIndex(),
-	} {
-		if _, err := tx.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+	return migrateIn(ctx, pool, t.quoted, func(tx pgx.Tx) error {
+		if err := execAll(ctx, tx, t.createTable(), t.createIndex(), t.createSpent(), t.createSpentIndex()); err != nil {
+			return err
 		}
-	}
-	// ALTER TABLE locks the table even when it has nothing to add, so it
-	// runs only for a table that lacks a column.
-	var has bool
-	if err := tx.QueryRow(ctx, hasColumnSQL, t.quoted).Scan(&has); err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
-	}
-	if !has {
-		for _, stmt := range t.upgrade() {
-			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+		// ALTER TABLE locks the table even when it has nothing to add, so
+		// it runs only for a table that lacks a column.
+		var has bool
+		if err := tx.QueryRow(ctx, hasColumnSQL, t.quoted).Scan(&has); err != nil {
+			return err
+		}
+		if !has {
+			if err := execAll(ctx, tx, t.upgrade()...); err != nil {
+				return err
 			}
 		}
+		return execAll(ctx, tx, t.createPrincipalIndex())
+	})
+}
+
+// migrateIn runs steps in one transaction that holds the migrations'
+// advisory lock (lockClass, migrateLock), so that processes migrating at
+// once take turns inside CREATE ... IF NOT EXISTS, and commits it. Its
+// errors say that what (a quoted table name) was being migrated.
+func migrateIn(ctx context.Context, pool *pgxpool.Pool, what string, steps func(pgx.Tx) error) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", what, err)
 	}
-	if _, err := tx.Exec(ctx, t.createPrincipalIndex()); err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, %d)`, lockClass, migrateLock)); err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", what, err)
+	}
+	if err := steps(tx); err != nil {
+		return fmt.Errorf("pgstore: migrating %s: %w", what, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", t.quoted, err)
+		return fmt.Errorf("pgstore: migrating %s: %w", what, err)
+	}
+	return nil
+}
+
+// execAll executes stmts in tx, in order, up to the first that fails.
+func execAll(ctx context.Context, tx pgx.Tx, stmts ...string) error {
+	for _, stmt := range stmts {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -181,14 +181,9 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 	if err != nil {
 		return err
 	}
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", q, err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	for _, stmt := range []string{
-		fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, %d)`, lockClass, migrateLock),
-		`CREATE TABLE IF NOT EXISTS ` + q + ` (
+	return migrateIn(ctx, pool, q, func(tx pgx.Tx) error {
+		return execAll(ctx, tx,
+			`CREATE TABLE IF NOT EXISTS `+q+` (
 	id          text        PRIMARY KEY,
 	approval    json        NOT NULL,
 	principal   text        NOT NULL,
@@ -205,21 +200,14 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 	finished    timestamptz,
 	forget      timestamptz
 )`,
-		`CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + q + ` (finished, created_at)`,
-		// Tables made before approvals were taken under a lease.
-		`ALTER TABLE ` + q + ` ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT ''`,
-		`ALTER TABLE ` + q + ` ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
-		// The expiry's DELETE of the outcomes whose time has passed.
-		`CREATE INDEX IF NOT EXISTS ` + forgetIdx + ` ON ` + q + ` (forget) WHERE forget IS NOT NULL`,
-	} {
-		if _, err := tx.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("pgstore: migrating %s: %w", q, err)
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("pgstore: migrating %s: %w", q, err)
-	}
-	return nil
+			`CREATE INDEX IF NOT EXISTS `+idx+` ON `+q+` (finished, created_at)`,
+			// Tables made before approvals were taken under a lease.
+			`ALTER TABLE `+q+` ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT ''`,
+			`ALTER TABLE `+q+` ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
+			// The expiry's DELETE of the outcomes whose time has passed.
+			`CREATE INDEX IF NOT EXISTS `+forgetIdx+` ON `+q+` (forget) WHERE forget IS NOT NULL`,
+		)
+	})
 }
 
 // NewStates returns the States of table in the database pool connects
