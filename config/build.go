@@ -142,6 +142,8 @@ func limitsOf(ls ...*limitsDoc) (timeout, noOutput time.Duration, maxOutput int)
 // the interpreter rule, its environment, then a spec for each command, the
 // bare entry or the dispatcher its mode calls for.
 func (b *builder) tool(t *toolDoc) {
+	b.reloc = t.reloc
+	defer func() { b.reloc = nil }()
 	name, nameOK := b.toolName(t)
 	path := b.toolExecutable(t)
 	b.checkToolSettings(t)
@@ -787,6 +789,8 @@ func (b *builder) place(err error) {
 		return
 	}
 	t := o.tool
+	b.reloc = t.reloc
+	defer func() { b.reloc = nil }()
 	n, path := t.node, t.path
 	pick := func(v *yaml.Node, p string) {
 		if v != nil {

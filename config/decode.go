@@ -109,6 +109,9 @@ type toolDoc struct {
 	keys map[string]bool // the keys present
 
 	profile bool // the entry names a profile, whose environment is fixed
+	// reloc, when it is set, places the problems found in this entry,
+	// a copy of an earlier one (see cloneTool).
+	reloc *relocation
 	// alike are the entries this one is alike, nil when it is no
 	// mapping (see alikeEntries).
 	alike *alikeEntries
@@ -187,6 +190,13 @@ type decoder struct {
 	// by that key.
 	profileKey []byte
 	expanded   map[string]*alikeEntries
+	// bins are the names the profiles' programs are installed under
+	// here, by profile (see installedName); wd is the working directory
+	// at load time, read once (see workingDir).
+	bins   map[string]string
+	wd     string
+	wdErr  error
+	wdRead bool
 	// cur is the tools entry being decoded, if any.
 	cur struct {
 		path  string
@@ -637,10 +647,14 @@ func (d *decoder) defaults(n *yaml.Node, path string, def *defaultsDoc) {
 
 func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	isProfile := hasKey(n, "profile")
+	file := n // the file's own entry
 	if isProfile {
 		// An entry naming a profile is the profile's entry with the
 		// entry's overrides (see profile.go).
-		entry := d.fromProfile(n, path)
+		entry, alike := d.fromProfile(n, path)
+		if alike != nil {
+			return d.cloneTool(alike, n, path)
+		}
 		if entry == nil {
 			return &toolDoc{node: n, path: path}
 		}
@@ -654,59 +668,72 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	}
 	d.cur.path, d.cur.alike = path, t.alike
 	defer func() { d.cur.alike = nil }()
+	problems, warned := d.count(), len(d.warned)
 	t.keys = d.mapping(n, path, fields{known: toolKeys, lookup: func(name string) (handler, bool) {
-		switch name {
-		case "name":
-			return d.str(&t.name), false
-		case "bin":
-			return d.str(&t.bin), false
-		case "sha256":
-			return d.str(&t.sha256), false
-		case "working_dir":
-			return d.str(&t.workingDir), false
-		case "env":
-			return d.env(&t.env), false
-		case "inherit_env":
-			return d.strings(&t.inheritEnv), false
-		case "policy_version":
-			return d.str(&t.policyVersion), false
-		case "description":
-			return d.str(&t.description), false
-		case "default_action":
-			return d.str(&t.action), false
-		case "strict":
-			return d.boolean(&t.strict), false
-		case "allow_hostile_env":
-			return d.boolean(&t.allowHostileEnv), false
-		case "allow_interpreter":
-			return d.boolean(&t.allowInterpreter), false
-		case "global_args":
-			return func(k, v *yaml.Node, p string) {
-				t.globalArgsNode = v
-				d.strings(&t.globalArgs)(k, v, p)
-			}, false
-		case "commands":
-			return func(_, v *yaml.Node, p string) {
-				t.commandsNode, t.commandsPath = v, p
-				d.pairs(v, p, func(name string, k, e *yaml.Node, kp string) {
-					if !d.usable(e, kp) {
-						return
-					}
-					t.commands = append(t.commands, d.command(name, k, e, kp))
-				})
-			}, false
-		case "bare":
-			return func(k, v *yaml.Node, p string) {
-				t.bare = d.command("", k, v, p)
-			}, true
-		case "confine":
-			return func(k, v *yaml.Node, p string) {
-				t.confine = d.confine(k, v, p)
-			}, false
-		}
-		return d.limitHandler(&t.limitsDoc, name), false
+		return d.toolField(t, name)
 	}})
+	if isProfile && d.cur.first && t.alike != nil && d.count() == problems && len(d.warned) == warned {
+		// Entries after this one that expand alike are decoded as
+		// copies of it (see cloneTool).
+		t.alike.doc, t.alike.file = t, file
+	}
 	return t
+}
+
+// toolField returns the handler of the tools entry's key name, which
+// decodes its value into t, and whether its empty value means an empty
+// mapping.
+func (d *decoder) toolField(t *toolDoc, name string) (handler, bool) {
+	switch name {
+	case "name":
+		return d.str(&t.name), false
+	case "bin":
+		return d.str(&t.bin), false
+	case "sha256":
+		return d.str(&t.sha256), false
+	case "working_dir":
+		return d.str(&t.workingDir), false
+	case "env":
+		return d.env(&t.env), false
+	case "inherit_env":
+		return d.strings(&t.inheritEnv), false
+	case "policy_version":
+		return d.str(&t.policyVersion), false
+	case "description":
+		return d.str(&t.description), false
+	case "default_action":
+		return d.str(&t.action), false
+	case "strict":
+		return d.boolean(&t.strict), false
+	case "allow_hostile_env":
+		return d.boolean(&t.allowHostileEnv), false
+	case "allow_interpreter":
+		return d.boolean(&t.allowInterpreter), false
+	case "global_args":
+		return func(k, v *yaml.Node, p string) {
+			t.globalArgsNode = v
+			d.strings(&t.globalArgs)(k, v, p)
+		}, false
+	case "commands":
+		return func(_, v *yaml.Node, p string) {
+			t.commandsNode, t.commandsPath = v, p
+			d.pairs(v, p, func(name string, k, e *yaml.Node, kp string) {
+				if !d.usable(e, kp) {
+					return
+				}
+				t.commands = append(t.commands, d.command(name, k, e, kp))
+			})
+		}, false
+	case "bare":
+		return func(k, v *yaml.Node, p string) {
+			t.bare = d.command("", k, v, p)
+		}, true
+	case "confine":
+		return func(k, v *yaml.Node, p string) {
+			t.confine = d.confine(k, v, p)
+		}, false
+	}
+	return d.limitHandler(&t.limitsDoc, name), false
 }
 
 // command decodes a command entry or a bare entry; null means {}.

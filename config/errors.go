@@ -110,6 +110,10 @@ type problems struct {
 	hint       int
 	unranged   bool // an expansion's lines are not known
 
+	// reloc, when it is set, places every problem and warning recorded:
+	// those of a tools entry decoded as a copy of another (see cloneTool).
+	reloc *relocation
+
 	examplesRun int       // examples of commands checked, for tests
 	warned      []Warning // found while checking, reported with Loaded.Warnings
 }
@@ -119,6 +123,9 @@ func (p *problems) at(line, col int, path, format string, args ...any) {
 	if len(p.list) >= maxErrors {
 		p.dropped++
 		return
+	}
+	if p.reloc != nil {
+		line, col, path = p.reloc.apply(line, col, path)
 	}
 	msg := oneLine.Replace(fmt.Sprintf(format, args...))
 	p.list = append(p.list, &Error{File: p.file, Line: line, Column: col, Path: path, Message: msg})

@@ -80,6 +80,12 @@ func (d *decoder) ruleExample(ex *exampleDoc, n *yaml.Node, path string) {
 // Their examples are the same calls under other names.
 type alikeEntries struct {
 	entry *yaml.Node // the first of them
+	// doc is the first as decoded, and file its entry as the file
+	// wrote it, when they name a profile and the first was decoded
+	// without a problem: the others are decoded as copies of it (see
+	// cloneTool). doc is nil otherwise.
+	doc  *toolDoc
+	file *yaml.Node
 	// inputs are the arguments of the first's command examples as JSON,
 	// by their key path below the entry, each written without a problem.
 	inputs map[string]json.RawMessage
@@ -305,6 +311,7 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 		failed := make(map[*alikeEntries][]int) // the examples that failed, by index
 		for _, tr := range cmds {
 			a := tr.t.alike
+			p.reloc = tr.t.reloc
 			if bad, ok := failed[a]; ok && a != nil {
 				for _, i := range bad {
 					p.checkExample(x, allow, tr.runs[i])
@@ -325,6 +332,7 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 				failed[a] = bad
 			}
 		}
+		p.reloc = nil
 	}
 
 	if len(rules) > 0 {
@@ -392,6 +400,9 @@ func (p *problems) exampleFailed(from string, line, col int, path, format string
 	if from == "" {
 		p.at(line, col, path, format, args...)
 		return
+	}
+	if p.reloc != nil {
+		line, col, path = p.reloc.apply(line, col, path)
 	}
 	p.warned = append(p.warned, Warning{File: p.file, Line: line, Column: col, Path: path, Message: oneLine.Replace(fmt.Sprintf(format, args...))})
 }

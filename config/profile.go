@@ -37,7 +37,12 @@ func hasKey(n *yaml.Node, key string) bool {
 // made explicit and added to the profile's confine read paths. Problems
 // are recorded against n's keys; the result is nil when the entry cannot
 // be expanded.
-func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
+//
+// When an entry before n in this load expands alike (the same
+// expansionKey) and was decoded without a problem, n is not expanded:
+// the entries alike are returned instead, and the caller decodes n as a
+// copy of that entry (see cloneTool).
+func (d *decoder) fromProfile(n *yaml.Node, path string) (entry *yaml.Node, alike *alikeEntries) {
 	d.profileKey = d.profileKey[:0]
 	var name string
 	var overrides []*yaml.Node // key, value pairs
@@ -49,6 +54,12 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		kp := keyPath(path, k.Value)
+		// The entry's own nodes are read as strictly as any of the
+		// file's: no anchor, alias or tag on a key or a value.
+		if !d.usableTree(k, path) || !d.usableTree(v, kp) {
+			ok = false
+			continue
+		}
 		switch {
 		case k.Value == "profile":
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
@@ -66,17 +77,17 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 		}
 	}
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	pn := keyPath(path, "profile")
-	entry, found := profileEntry(name)
+	info, found := profileInfoOf(name)
 	if !found {
 		d.add(profileValue(n), pn, "no profile %s; the profiles are %s", quote(name), strings.Join(profiles.Names(), ", "))
-		return nil
+		return nil, nil
 	}
-	if entry == nil {
+	if info.bad {
 		d.add(profileValue(n), pn, "profile %s does not parse as a tools entry", quote(name))
-		return nil
+		return nil, nil
 	}
 	d.beginExpansion(name, n)
 	// The entry's own keys are the file's, at the file's lines: a problem
@@ -88,51 +99,105 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) *yaml.Node {
 	for i := 1; i < len(site); i += 2 {
 		d.markOverride(site[i], name)
 	}
-	vals, ok := d.siteValues(name, profileSiteMarks(name, entry), site, n, path)
+	vals, ok := d.siteValues(name, info.marks, site, n, path)
 	if !ok {
-		return nil
+		return nil, nil
 	}
+	// The bin and working_dir the expanded entry ends with, when the
+	// entry sets neither: the profile's program under the name it is
+	// installed as here, and the working directory at load time.
+	var bin, dir string
+	if info.hasBin && !hasKey(n, "bin") {
+		bin = d.installedName(name, info.bin)
+	}
+	dir = info.dir
+	if !info.hasDir && !hasKey(n, "working_dir") {
+		wd, err := d.workingDir()
+		if err != nil {
+			d.add(profileValue(n), pn, "profile %s: the working directory: %v (set working_dir)", quote(name), err)
+			return nil, nil
+		}
+		dir = wd
+	}
+	d.profileKey = expansionKey(d.profileKey[:0], name, overrides, site, bin, dir)
+	if a := d.expanded[string(d.profileKey)]; a != nil && a.doc != nil {
+		return nil, a
+	}
+
+	entry = info.entry()
 	fillSite(entry, vals)
 	// Report the profile's own nodes at the profile key, naming the
 	// profile and the line they have in it.
+	d.open.grow(info.nodes)
 	d.markProfile(entry, name)
 	place(entry, profileValue(n))
 	for i := 0; i+1 < len(overrides); i += 2 {
 		setKey(entry, overrides[i], overrides[i+1])
 	}
-	if bin := mapValue(entry, "bin"); bin != nil && bin.Kind == yaml.ScalarNode && !hasKey(n, "bin") {
-		bin.Value = installedName(name, bin.Value)
+	if v := mapValue(entry, "bin"); v != nil && v.Kind == yaml.ScalarNode && !hasKey(n, "bin") {
+		v.Value = bin
 	}
-	dir := mapValue(entry, "working_dir")
-	if dir == nil {
-		wd, err := os.Getwd()
-		if err != nil {
-			d.add(profileValue(n), pn, "profile %s: the working directory: %v (set working_dir)", quote(name), err)
-			return nil
-		}
-		dir = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: wd, Line: n.Line, Column: n.Column}
-		setKey(entry, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "working_dir", Line: n.Line, Column: n.Column}, dir)
+	wd := mapValue(entry, "working_dir")
+	if wd == nil {
+		wd = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: dir, Line: n.Line, Column: n.Column}
+		setKey(entry, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "working_dir", Line: n.Line, Column: n.Column}, wd)
 	}
 	// A working_dir the tool's checks refuse is reported there, once: it
 	// is not also made a read path of the confinement, which would report
 	// it again under a key the file never wrote.
-	if dir.Kind == yaml.ScalarNode && dir.Tag == "!!str" && workingDirProblem(dir.Value) == "" {
-		readWorkingDir(entry, dir)
+	if wd.Kind == yaml.ScalarNode && wd.Tag == "!!str" && workingDirProblem(wd.Value) == "" {
+		readWorkingDir(entry, wd)
 	}
-	d.profileKey = expansionKey(d.profileKey[:0], name, entry, overrides, site)
-	return entry
+	return entry, nil
+}
+
+// usableTree is usable for n and every node below it.
+func (d *decoder) usableTree(n *yaml.Node, path string) bool {
+	if !d.usable(n, path) {
+		return false
+	}
+	for _, c := range n.Content {
+		if !d.usableTree(c, path) {
+			return false
+		}
+	}
+	return true
+}
+
+// installedName is installedName for the profile called name, whose
+// program is bin, found once per load.
+func (d *decoder) installedName(name, bin string) string {
+	if v, ok := d.bins[name]; ok {
+		return v
+	}
+	v := installedName(name, bin)
+	if d.bins == nil {
+		d.bins = make(map[string]string)
+	}
+	d.bins[name] = v
+	return v
+}
+
+// workingDir is os.Getwd, called once per load.
+func (d *decoder) workingDir() (string, error) {
+	if !d.wdRead {
+		d.wd, d.wdErr = os.Getwd()
+		d.wdRead = true
+	}
+	return d.wd, d.wdErr
 }
 
 // expansionKey appends to b what the expansion of an entry naming the
 // profile called name depends on, and returns it: the profile's name;
 // the nodes of the overrides and of the site values the entry sets, in
 // its order, but for the tool's name (its key is kept, its value is not);
-// and the bin and working_dir the expanded entry ends with (a program's
-// name found on PATH, the working directory at load time). Two entries
-// with the same key expand to entries alike but for their names (see
-// sameEntry), found without hashing and comparing each one's hundreds of
-// nodes; the key says nothing of where its nodes are.
-func expansionKey(b []byte, name string, entry *yaml.Node, overrides, site []*yaml.Node) []byte {
+// and the bin and working_dir the expanded entry ends with when the entry
+// sets neither (a program's name found on PATH, the working directory at
+// load time; "" when it sets them). Two entries with the same key expand
+// to entries alike but for their names (see sameEntry), found without
+// expanding them, and without hashing and comparing each one's hundreds
+// of nodes; the key says nothing of where its nodes are.
+func expansionKey(b []byte, name string, overrides, site []*yaml.Node, bin, dir string) []byte {
 	b = appendKeyString(b, name)
 	for i := 0; i+1 < len(overrides); i += 2 {
 		b = appendKeyNode(b, overrides[i])
@@ -144,13 +209,9 @@ func expansionKey(b []byte, name string, entry *yaml.Node, overrides, site []*ya
 	for _, n := range site {
 		b = appendKeyNode(b, n)
 	}
-	for _, key := range []string{"bin", "working_dir"} {
-		b = append(b, 0xff)
-		if v := mapValue(entry, key); v != nil {
-			b = appendKeyNode(b, v)
-		}
-	}
-	return b
+	b = append(b, 0xff)
+	b = appendKeyString(b, bin)
+	return appendKeyString(b, dir)
 }
 
 // appendKeyString appends s to b, its length first.
@@ -173,11 +234,26 @@ func appendKeyNode(b []byte, n *yaml.Node) []byte {
 	return b
 }
 
-// parsedProfiles holds each profile's entry, parsed once: the profiles
-// are embedded and never change, and a configuration may name the same
-// one thousands of times. Each use gets its own copy of the nodes (which
-// fromProfile changes); the strings, which nothing changes, are shared.
-var parsedProfiles sync.Map // profile name -> *profileTree, nil when it is parsed at each use
+// parsedProfiles holds what is known of each profile, found once: the
+// profiles are embedded and never change, and a configuration may name
+// the same one thousands of times. Each expansion gets its own copy of
+// the nodes (which fromProfile changes); the strings, which nothing
+// changes, are shared.
+var parsedProfiles sync.Map // profile name -> *profileInfo
+
+// profileInfo is a profile's entry as parsed, and what fromProfile needs
+// of it before it expands it.
+type profileInfo struct {
+	name string
+	bad  bool        // the profile does not parse as a tools entry
+	tree profileTree // root is nil when the entry holds an alias: it is parsed at each use
+
+	marks    []string // the site values it marks (see siteMarks)
+	bin, dir string   // its bin and working_dir
+	hasBin   bool     // bin is a string
+	hasDir   bool     // it sets working_dir
+	nodes    int      // the nodes of its tree (see expansion.grow)
+}
 
 // profileTree is a profile's entry as parsed, with the number of its
 // nodes and of their children, so that a copy takes two allocations.
@@ -186,13 +262,43 @@ type profileTree struct {
 	nodes, content int
 }
 
-// profileEntry returns the tools entry the profile called name holds, as
-// nodes of the caller's own, and whether there is such a profile; the
-// entry is nil when the profile does not parse as one.
-func profileEntry(name string) (*yaml.Node, bool) {
-	if v, ok := parsedProfiles.Load(name); ok && v.(*profileTree) != nil {
-		return v.(*profileTree).copy(), true
+// profileInfoOf returns what is known of the profile called name, and
+// whether there is such a profile.
+func profileInfoOf(name string) (*profileInfo, bool) {
+	if v, ok := parsedProfiles.Load(name); ok {
+		return v.(*profileInfo), true
 	}
+	entry, found := parseProfile(name)
+	if !found {
+		return nil, false
+	}
+	info := &profileInfo{name: name, bad: entry == nil}
+	if entry != nil {
+		info.marks = siteMarks(entry)
+		if v := mapValue(entry, "bin"); v != nil && v.Kind == yaml.ScalarNode {
+			info.bin, info.hasBin = v.Value, true
+		}
+		if v := mapValue(entry, "working_dir"); v != nil {
+			info.hasDir = true
+			if v.Kind == yaml.ScalarNode {
+				info.dir = v.Value
+			}
+		}
+		info.tree.count(entry)
+		info.nodes = info.tree.nodes
+		if !hasAlias(entry) {
+			// An alias shares its anchor's node, which a copy would not.
+			info.tree.root = entry
+		}
+	}
+	v, _ := parsedProfiles.LoadOrStore(name, info)
+	return v.(*profileInfo), true
+}
+
+// parseProfile returns the tools entry the profile called name holds, as
+// new nodes, and whether there is such a profile; the entry is nil when
+// the profile does not parse as one.
+func parseProfile(name string) (*yaml.Node, bool) {
 	data, found := profiles.Lookup(name)
 	if !found {
 		return nil, false
@@ -201,16 +307,16 @@ func profileEntry(name string) (*yaml.Node, bool) {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, true
 	}
-	entry := doc.Content[0]
-	if hasAlias(entry) {
-		// An alias shares its anchor's node, which a copy would not.
-		parsedProfiles.Store(name, (*profileTree)(nil))
-		return entry, true
+	return doc.Content[0], true
+}
+
+// entry returns the profile's entry as nodes of the caller's own.
+func (pi *profileInfo) entry() *yaml.Node {
+	if pi.tree.root == nil {
+		entry, _ := parseProfile(pi.name)
+		return entry
 	}
-	t := &profileTree{root: entry}
-	t.count(entry)
-	parsedProfiles.LoadOrStore(name, t)
-	return t.copy(), true
+	return pi.tree.copy()
 }
 
 // count adds n and the nodes below it to t's counts.
@@ -244,21 +350,6 @@ func (t *profileTree) copy() *yaml.Node {
 		return c
 	}
 	return cp(t.root)
-}
-
-// profileMarks holds the site values each profile marks, found once: a
-// profile is embedded and never changes.
-var profileMarks sync.Map // profile name -> []string
-
-// profileSiteMarks returns siteMarks(entry) for entry, an unchanged copy
-// of the profile called name.
-func profileSiteMarks(name string, entry *yaml.Node) []string {
-	if v, ok := profileMarks.Load(name); ok {
-		return v.([]string)
-	}
-	marks := siteMarks(entry)
-	profileMarks.Store(name, marks)
-	return marks
 }
 
 // hasAlias reports whether the tree n holds an alias.

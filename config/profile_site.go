@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -344,11 +345,7 @@ type expansion struct {
 // called name, the file's tools entry entry (nil when there is none):
 // markProfile and markOverride add to it.
 func (p *problems) beginExpansion(name string, entry *yaml.Node) {
-	size := 0
-	if v, ok := parsedProfiles.Load(name); ok && v.(*profileTree) != nil {
-		size = v.(*profileTree).nodes + 16
-	}
-	p.open = &expansion{profile: name, nodes: make([]*yaml.Node, 0, size), lines: make([]int32, 0, size)}
+	p.open = &expansion{profile: name}
 	if entry != nil {
 		p.open.first, p.open.last = entry.Line, lastLine(entry)
 	}
@@ -357,6 +354,12 @@ func (p *problems) beginExpansion(name string, entry *yaml.Node) {
 	}
 	p.expansions = append(p.expansions, p.open)
 	p.hint = len(p.expansions) - 1
+}
+
+// grow makes room in e for n more nodes.
+func (e *expansion) grow(n int) {
+	e.nodes = slices.Grow(e.nodes, n)
+	e.lines = slices.Grow(e.lines, n)
 }
 
 // lastLine returns the last line a node of the tree n is on.

@@ -86,15 +86,16 @@ func (b *builder) undescribed(s execgate.CommandSpec) (position, string) {
 	if !ok {
 		return position{}, ""
 	}
+	r := o.tool.reloc
 	switch {
 	case o.cmd == nil:
-		return positionOf(o.tool.node, o.tool.path),
+		return r.position(positionOf(o.tool.node, o.tool.path)),
 			"the dispatcher " + quote(s.Name) + " is served without a description: the model sees only how to name a subcommand; add description to this tool"
 	case o.cmd.name == "":
-		return positionOf(o.cmd.key, o.cmd.path),
+		return r.position(positionOf(o.cmd.key, o.cmd.path)),
 			quote(s.Name) + " is served without a description, so the model sees none; add description here or on the tool"
 	default:
-		return positionOf(o.cmd.key, o.cmd.path),
+		return r.position(positionOf(o.cmd.key, o.cmd.path)),
 			quote(s.Name) + " is served without a description, so the model sees none; add description to this command (it does not take the tool's)"
 	}
 }

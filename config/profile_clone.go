@@ -1,0 +1,136 @@
+package config
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// An entry naming a profile with the same site values and overrides as
+// an entry before it, but for its name, expands to the same entry under
+// another name: a site that serves many copies of a few profiles loads
+// the same expansion thousands of times. Such an entry is not expanded
+// and decoded again. Its toolDoc is a copy of the first one's (which was
+// decoded without a problem), sharing every document below it, which
+// nothing changes once decoded, with the entry's own overrides decoded
+// from its own nodes. The specs are then built from it as from any entry.
+//
+// What such a copy shares is the first entry's, down to the nodes and
+// key paths its problems would name. So that a problem found in it while
+// building it, placing an error of the Allowlist, checking its examples
+// or warning about it is reported at the copy's own entry, the copy
+// carries a relocation, which problems.at applies.
+
+// cloneTool returns the toolDoc of the tools entry n at path, which
+// names a profile and expands as the first of alike did: a copy of the
+// first one's, with n's own overrides.
+func (d *decoder) cloneTool(alike *alikeEntries, n *yaml.Node, path string) *toolDoc {
+	first := alike.doc
+	t := new(toolDoc)
+	*t = *first
+	t.path = path
+	root := *first.node
+	at := profileValue(n)
+	root.Line, root.Column = at.Line, at.Column
+	t.node = &root
+	t.reloc = &relocation{first: alike.file, firstPath: first.path, clone: n, clonePath: path}
+	// The overrides are the keys of the entry's own that the toolDoc
+	// holds, each in the tool's own fields: the first one's nodes are
+	// replaced by the copy's, so that its name is its own, and a problem
+	// found in one is found at its own line.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !contains(profileOverrides, k.Value) {
+			continue
+		}
+		kp := keyPath(path, k.Value)
+		if isNull(v) {
+			d.add(v, kp, "has no value; give one or remove the key")
+			continue
+		}
+		h, _ := d.toolField(t, k.Value)
+		h(k, v, kp)
+	}
+	return t
+}
+
+// relocation maps where a problem found in a copy of an earlier tools
+// entry is (see cloneTool), from the first entry's nodes and key paths,
+// which the copy shares, to the copy's own.
+type relocation struct {
+	first, clone         *yaml.Node // the two entries as the file wrote them
+	firstPath, clonePath string
+}
+
+// apply returns line, col and path moved from the first entry to the
+// copy: a key path below the first entry's is put below the copy's; a
+// node of the first entry's own is the copy's node of the same key and
+// place; any other place within the first entry (a node of the profile,
+// placed at its profile key) is the copy's profile key.
+func (r *relocation) apply(line, col int, path string) (int, int, string) {
+	if rest, ok := strings.CutPrefix(path, r.firstPath); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+		path = r.clonePath + rest
+	}
+	if line == 0 {
+		return line, col, path
+	}
+	if n := twin(r.first, r.clone, line, col); n != nil {
+		return n.Line, n.Column, path
+	}
+	if line >= r.first.Line && line <= lastLine(r.first) {
+		at := profileValue(r.clone)
+		return at.Line, at.Column, path
+	}
+	return line, col, path
+}
+
+// position is apply for a position.
+func (r *relocation) position(p position) position {
+	if r == nil {
+		return p
+	}
+	p.line, p.col, p.path = r.apply(p.line, p.col, p.path)
+	return p
+}
+
+// twin returns the node of the tree b at the place the node of the tree
+// a at line and col has in a, or nil when a has none there or b has no
+// such place. Mappings are matched key by key, lists item by item.
+func twin(a, b *yaml.Node, line, col int) *yaml.Node {
+	if a.Line == line && a.Column == col {
+		return b
+	}
+	switch {
+	case a.Kind == yaml.MappingNode && b.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			k, v := a.Content[i], a.Content[i+1]
+			bk, bv := mapKey(b, k.Value)
+			if bk == nil {
+				continue
+			}
+			if k.Line == line && k.Column == col {
+				return bk
+			}
+			if m := twin(v, bv, line, col); m != nil {
+				return m
+			}
+		}
+	case len(a.Content) == len(b.Content):
+		for i, c := range a.Content {
+			if m := twin(c, b.Content[i], line, col); m != nil {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// mapKey returns the key and value nodes of key in the mapping n, or nils.
+func mapKey(n *yaml.Node, key string) (k, v *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}

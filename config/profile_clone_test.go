@@ -1,0 +1,170 @@
+package config_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
+)
+
+// TestProfileCopies_ReportWhatTheirEntryAloneWould loads, for each case,
+// a file whose second entry expands alike the first but for its name
+// (the same profile, site values and overrides), and the same file with
+// the first entry changed in one override, so that the second is
+// expanded and decoded in full. Every problem and warning found at the
+// second entry must be the same in both loads, at the same line, column
+// and key path: an entry decoded as a copy of an earlier one reports what
+// it would alone, at its own lines, and never at the first's.
+func TestProfileCopies_ReportWhatTheirEntryAloneWould(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	empty := t.TempDir()
+	withFiles := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(withFiles, "README"), []byte("x\n"), 0o600))
+	for _, c := range []struct {
+		why          string
+		first, other string // the first entry's own lines, and its changed form
+		second       string // the second entry's
+	}{
+		{
+			"examples that fail in the site's working directory warn at each entry",
+			"profile: tar\nname: a\nbin: " + self + "\nworking_dir: " + empty + "\ntimeout: 7s",
+			"profile: tar\nname: a\nbin: " + self + "\nworking_dir: " + empty + "\ntimeout: 8s",
+			"profile: tar\nname: b\nbin: " + self + "\nworking_dir: " + empty + "\ntimeout: 7s",
+		},
+		{
+			"a program that is not there is refused at each entry's bin",
+			"profile: rg\nname: a\nbin: /nonexistent/rg\nworking_dir: " + withFiles + "\ntimeout: 7s",
+			"profile: rg\nname: a\nbin: /nonexistent/rg\nworking_dir: " + withFiles + "\ntimeout: 8s",
+			"profile: rg\nname: b\nbin: /nonexistent/rg\nworking_dir: " + withFiles + "\ntimeout: 7s",
+		},
+		{
+			"a relative working directory is refused at each entry",
+			"profile: cat\nname: a\nbin: " + self + "\nworking_dir: relative/dir\ntimeout: 7s",
+			"profile: cat\nname: a\nbin: " + self + "\nworking_dir: relative/dir\ntimeout: 8s",
+			"profile: cat\nname: b\nbin: " + self + "\nworking_dir: relative/dir\ntimeout: 7s",
+		},
+		{
+			"a shell for bin is refused at each entry's bin",
+			"profile: cat\nname: a\nbin: /bin/sh\nworking_dir: " + withFiles + "\ntimeout: 7s",
+			"profile: cat\nname: a\nbin: /bin/sh\nworking_dir: " + withFiles + "\ntimeout: 8s",
+			"profile: cat\nname: b\nbin: /bin/sh\nworking_dir: " + withFiles + "\ntimeout: 7s",
+		},
+		{
+			"site values written another way are alike, and a problem is still at the second entry",
+			"profile: curl\nname: a\nbin: /bin/sh\nworking_dir: " + empty + "\nhosts: [example.com]\ntimeout: 7s",
+			"profile: curl\nname: a\nbin: /bin/sh\nworking_dir: " + empty + "\nhosts: [example.com]\ntimeout: 8s",
+			"profile: curl\nname: b\nbin: /bin/sh\nworking_dir: " + empty + "\nhosts:\n  - example.com\ntimeout: 7s",
+		},
+		{
+			"a name that is not one is refused at the second entry",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 8s",
+			"profile: ls\nname: \"no spaces\"\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s",
+		},
+		{
+			"a name that is not a string is refused at the second entry",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 8s",
+			"profile: ls\nname: [b]\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s",
+		},
+		{
+			"the first entry's name again is a duplicate at the second",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 8s",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s",
+		},
+		{
+			"an override with no value is refused at the second entry",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s\npolicy_version: v1",
+			"profile: ls\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 8s\npolicy_version: v1",
+			"profile: ls\nname: b\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s\npolicy_version:",
+		},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			copied, copiedAt := loadSecond(t, c.first, c.second)
+			alone, aloneAt := loadSecond(t, c.other, c.second)
+			require.Equal(t, aloneAt, copiedAt)
+			assert.Equal(t, alone, copied, "what is found at the second entry, decoded as a copy and in full")
+			assert.NotEmpty(t, alone, "each case has something to report at the second entry")
+		})
+	}
+}
+
+// loadSecond loads a file of two tools entries, first and second (each
+// given as its lines without indentation), and returns every problem and
+// warning on the second's lines, and the line the second starts on.
+func loadSecond(t *testing.T, first, second string) ([]string, int) {
+	t.Helper()
+	indent := func(s string) string {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			prefix := "    "
+			if i == 0 {
+				prefix = "  - "
+			}
+			lines[i] = prefix + l
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	data := "version: 1\ntools:\n" + indent(first) + indent(second)
+	start := 3 + strings.Count(first, "\n") + 1
+	end := start + strings.Count(second, "\n")
+	var found []string
+	l, err := config.LoadBytes("tools.yaml", []byte(data))
+	var list config.ErrorList
+	switch {
+	case errors.As(err, &list):
+		for _, e := range list {
+			if e.Line >= start && e.Line <= end {
+				found = append(found, fmt.Sprintf("error %d:%d %s: %s", e.Line, e.Column, e.Path, e.Message))
+			}
+		}
+	case err != nil:
+		t.Fatal(err)
+	default:
+		for _, w := range l.Warnings() {
+			if w.Line >= start && w.Line <= end {
+				found = append(found, fmt.Sprintf("warning %d:%d %s: %s", w.Line, w.Column, w.Path, w.Message))
+			}
+		}
+	}
+	slices.Sort(found)
+	return found, start
+}
+
+// TestStrictInput_AnEntryNamingAProfileIsReadStrictly loads entries
+// naming a profile whose own keys or values carry an anchor or an
+// explicit tag, alone and as the second of two entries alike: each is
+// refused, as the same key would be in an entry written out. The profile
+// key's value was read for its text alone, so an anchor or a tag on it
+// passed.
+func TestStrictInput_AnEntryNamingAProfileIsReadStrictly(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	plain := fmt.Sprintf("  - profile: curl\n    name: a\n    bin: %s\n    working_dir: %s\n    hosts: [example.com]\n", self, dir)
+	for _, c := range []struct{ why, entry, want string }{
+		{"an anchor on the profile's name", "  - profile: &p curl\n    name: b\n    bin: %s\n    working_dir: %s\n    hosts: [example.com]\n", "anchors (&p) are not supported"},
+		{"a tag on the profile's name", "  - profile: !!str curl\n    name: b\n    bin: %s\n    working_dir: %s\n    hosts: [example.com]\n", "tags (!!str) are not supported"},
+		{"an anchor on a site value's item", "  - profile: curl\n    name: b\n    bin: %s\n    working_dir: %s\n    hosts: [&h example.com]\n", "anchors (&h) are not supported"},
+		{"an anchor on an override's key", "  - profile: curl\n    &k name: b\n    bin: %s\n    working_dir: %s\n    hosts: [example.com]\n", "anchors (&k) are not supported"},
+		{"a tag on the name", "  - profile: curl\n    name: !!str b\n    bin: %s\n    working_dir: %s\n    hosts: [example.com]\n", "tags (!!str) are not supported"},
+	} {
+		entry := fmt.Sprintf(c.entry, self, dir)
+		for _, tools := range []string{entry, plain + entry} {
+			_, err := config.LoadBytes("tools.yaml", []byte("version: 1\ntools:\n"+tools))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s, in %d entries: got %v, want an error saying %q", c.why, strings.Count(tools, "profile:"), err, c.want)
+			}
+		}
+	}
+}
