@@ -144,6 +144,11 @@ func limitsOf(ls ...*limitsDoc) (timeout, noOutput time.Duration, maxOutput int)
 func (b *builder) tool(t *toolDoc) {
 	b.reloc = t.reloc
 	defer func() { b.reloc = nil }()
+	if t.reloc != nil && t.alike != nil && t.alike.built != nil {
+		b.copyTool(t, t.alike.built)
+		return
+	}
+	problems := b.count()
 	name, nameOK := b.toolName(t)
 	path := b.toolExecutable(t)
 	b.checkToolSettings(t)
@@ -166,21 +171,20 @@ func (b *builder) tool(t *toolDoc) {
 		globalArgs = append(globalArgs, a.v)
 	}
 	desc := Tool{Name: name, Mode: mode, Line: t.node.Line}
+	// built is what copyTool needs to build the entries decoded as
+	// copies of this one: its specs in order, each with the command it
+	// comes from (nil for the dispatcher).
+	var built *builtTool
+	if t.reloc == nil && t.alike != nil && t.alike.doc == t {
+		built = &builtTool{desc: desc}
+	}
 	add := func(s execgate.CommandSpec, c *commandDoc) {
-		if !nameOK {
-			return // the specs are checked, but their names would mislead
+		if built != nil {
+			built.specs = append(built.specs, s)
+			built.suffixes = append(built.suffixes, strings.TrimPrefix(s.Name, name))
+			built.cmds = append(built.cmds, c)
 		}
-		if _, dup := b.origins[s.Name]; dup {
-			n, p := t.node, t.path
-			if c != nil {
-				n, p = c.key, c.path
-			}
-			b.add(n, p, "produces the command name %s a second time", quote(s.Name))
-			return
-		}
-		b.origins[s.Name] = origin{tool: t, cmd: c}
-		b.specs = append(b.specs, s)
-		desc.Specs = append(desc.Specs, s.Name)
+		b.addSpec(t, &desc, s, c, nameOK)
 	}
 	switch mode {
 	case ModeBare:
@@ -210,6 +214,56 @@ func (b *builder) tool(t *toolDoc) {
 		add(s, nil)
 	}
 	b.tools = append(b.tools, desc)
+	if built != nil && nameOK && b.count() == problems {
+		built.desc.DefaultAction = desc.DefaultAction
+		t.alike.built = built
+	}
+}
+
+// builtTool is what was built of a tools entry that entries decoded as
+// copies of it (see cloneTool) are built from.
+type builtTool struct {
+	desc     Tool                   // its description, without specs
+	specs    []execgate.CommandSpec // its specs in order
+	suffixes []string               // each spec's name after the tool's
+	cmds     []*commandDoc          // the command each spec comes from, nil for the dispatcher
+}
+
+// copyTool builds the tools entry t, decoded as a copy of an earlier one
+// (see cloneTool) that was built into first without a problem: the same
+// specs, under t's name. Everything they hold but their names comes from
+// what t shares with that entry, and from its overrides, which are the
+// same: only the name is checked again.
+func (b *builder) copyTool(t *toolDoc, first *builtTool) {
+	name, nameOK := b.toolName(t)
+	desc := first.desc
+	desc.Name, desc.Line, desc.Specs = name, t.node.Line, nil
+	for i, s := range first.specs {
+		s.Name = name + first.suffixes[i]
+		b.addSpec(t, &desc, s, first.cmds[i], nameOK)
+	}
+	b.tools = append(b.tools, desc)
+}
+
+// addSpec adds the spec s, made of the command c of the tools entry t
+// (nil for its dispatcher), to the specs built and to desc, unless the
+// tool's name is not usable (nameOK false: the specs are checked, but
+// their names would mislead) or another spec has its name.
+func (b *builder) addSpec(t *toolDoc, desc *Tool, s execgate.CommandSpec, c *commandDoc, nameOK bool) {
+	if !nameOK {
+		return
+	}
+	if _, dup := b.origins[s.Name]; dup {
+		n, p := t.node, t.path
+		if c != nil {
+			n, p = c.key, c.path
+		}
+		b.add(n, p, "produces the command name %s a second time", quote(s.Name))
+		return
+	}
+	b.origins[s.Name] = origin{tool: t, cmd: c}
+	b.specs = append(b.specs, s)
+	desc.Specs = append(desc.Specs, s.Name)
 }
 
 // toolName checks the name of t and reports it, and whether specs may be

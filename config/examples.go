@@ -86,6 +86,9 @@ type alikeEntries struct {
 	// cloneTool). doc is nil otherwise.
 	doc  *toolDoc
 	file *yaml.Node
+	// built is what was built of the first, when it was built without
+	// a problem: the copies are built from it (see copyTool).
+	built *builtTool
 	// inputs are the arguments of the first's command examples as JSON,
 	// by their key path below the entry, each written without a problem.
 	inputs map[string]json.RawMessage

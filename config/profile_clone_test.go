@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/profiles"
 )
 
 // TestProfileCopies_ReportWhatTheirEntryAloneWould loads, for each case,
@@ -166,5 +168,57 @@ func TestStrictInput_AnEntryNamingAProfileIsReadStrictly(t *testing.T) {
 				t.Errorf("%s, in %d entries: got %v, want an error saying %q", c.why, strings.Count(tools, "profile:"), err, c.want)
 			}
 		}
+	}
+}
+
+// TestProfileCopies_BuildWhatTheirEntryAloneWould loads, for each shipped
+// profile, two entries alike but for their names, and the same two with
+// the first changed in one override: the second entry's tool and specs
+// (every field, and the argument schema the model is shown) are the same
+// in both loads, whether it was built as a copy of the first or in full.
+func TestProfileCopies_BuildWhatTheirEntryAloneWould(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte("x\n"), 0o600))
+	for _, name := range profiles.Names() {
+		data, _ := profiles.Lookup(name)
+		site := ""
+		if strings.Contains(string(data), "${hosts}") {
+			site += "    hosts: [example.com, api.example.org]\n"
+		}
+		if strings.Contains(string(data), "${namespaces}") {
+			site += "    namespaces: [default, team-a]\n"
+		}
+		if strings.Contains(string(data), "${kubeconfig}") {
+			site += "    kubeconfig: " + kubeconfig + "\n"
+		}
+		entry := func(tool, timeout string) string {
+			return fmt.Sprintf("  - profile: %s\n    name: %s\n    bin: %s\n    working_dir: %s\n    timeout: %s\n%s", name, tool, self, dir, timeout, site)
+		}
+		second := func(first string) (config.Tool, []string) {
+			t.Helper()
+			l, err := config.LoadBytes("tools.yaml", []byte("version: 1\ntools:\n"+first+entry("b", "7s")))
+			require.NoError(t, err, name)
+			var specs []string
+			for _, s := range l.Allowlist.Specs() {
+				if s.Name != "b" && !strings.HasPrefix(s.Name, "b.") {
+					continue
+				}
+				schema := string(s.Args.JSONSchema())
+				s.Args = nil
+				text, err := json.Marshal(s)
+				require.NoError(t, err)
+				specs = append(specs, string(text)+" "+schema)
+			}
+			require.Len(t, l.Tools, 2)
+			return l.Tools[1], specs
+		}
+		copyTool, copySpecs := second(entry("a", "7s"))
+		fullTool, fullSpecs := second(entry("a", "8s"))
+		assert.Equal(t, fullTool, copyTool, name)
+		assert.Equal(t, fullSpecs, copySpecs, name)
+		assert.NotEmpty(t, copySpecs, name)
 	}
 }
