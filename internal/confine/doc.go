@@ -57,8 +57,10 @@
 // (sealTree), and then writes one byte on its socket: the gate hands a
 // call only to a helper that has said it is prepared. A handoff is one
 // message with the command's stdout, stderr,
-// stdin (if any), pinned executable and egress socket as SCM_RIGHTS and
-// the Request's length; the whole Request follows within ten seconds. The
+// stdin (if any), pinned executable and egress socket as SCM_RIGHTS, and
+// as data the Request's length and the Request itself (of a Request
+// larger than 32 KiB, the rest follows on the socket; all of it within
+// ten seconds). The
 // helper checks the token, that no descriptor or data was cut off, and
 // that the descriptors are exactly those the Request asks for (pipes for
 // the command's standard streams, a regular file for the executable, a

@@ -23,8 +23,9 @@ import (
 // that carries, as SCM_RIGHTS, the command's stdout and stderr, then its
 // stdin if it has one, the pinned executable if the Request says so and
 // the helper's end of the egress socket pair if it asks for one; and, as
-// data, the Request's length as 8 big-endian bytes. The Request itself
-// follows on the same socket. From there on the helper does what a helper
+// data, the Request's length as 8 big-endian bytes and the Request
+// itself (its first handoffInline bytes, with the rest, if any, following
+// on the same socket). From there on the helper does what a helper
 // started for its call does (see confineAndExec), with the descriptors it
 // was handed in the places a helper started for its call has them.
 //
@@ -39,6 +40,12 @@ const WarmSocketFD = 3
 // maxHandoffFiles is the most descriptors a handoff carries: stdout,
 // stderr, stdin, the pinned executable and the egress socket.
 const maxHandoffFiles = 5
+
+// handoffInline is the most of a Request the handoff's message carries
+// after its length: what fits in an empty Unix socket's send buffer
+// (wmem_default is 208 KiB) with room to spare, so that the handoff does
+// not block. A larger Request's rest follows on the same socket.
+const handoffInline = 32 << 10
 
 // A warm helper's argv[3] says what it prepares while it waits, one
 // letter each: warmPrepareNetwork, bringing up the loopback interface of
@@ -489,9 +496,17 @@ func (w *Warm) Handoff(req Request, stdout, stderr, stdin, exe *os.File) (*Launc
 		fds[i] = int(f.Fd())
 	}
 	b := req.Encode()
-	head := binary.BigEndian.AppendUint64(nil, uint64(len(b)))
-	// One small message on an empty socket: it does not block.
-	err := unix.Sendmsg(int(w.conn.Fd()), head, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+	// One message on an empty socket, small enough not to block: the
+	// length, then the Request itself, or as much of it as
+	// handoffInline allows (all of any ordinary one). The helper finds
+	// the Request there as soon as it has the descriptors, and does not
+	// wait for this process to schedule a goroutine that writes it.
+	inline := min(len(b), handoffInline)
+	msg := make([]byte, 0, 8+inline)
+	msg = binary.BigEndian.AppendUint64(msg, uint64(len(b)))
+	msg = append(msg, b[:inline]...)
+	rest := b[inline:]
+	err := unix.Sendmsg(int(w.conn.Fd()), msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
 	if l.egressC != nil {
 		l.egressC.Close()
 	}
@@ -505,7 +520,10 @@ func (w *Warm) Handoff(req Request, stdout, stderr, stdin, exe *os.File) (*Launc
 	w.conn, w.statR = nil, nil // the Launch has them now
 	l.report = make(chan Report, 1)
 	go func() {
-		_, werr := conn.Write(b)
+		var werr error
+		if len(rest) > 0 {
+			_, werr = conn.Write(rest)
+		}
 		conn.Close()
 		rep := readReport(l.statR)
 		l.statR.Close()

@@ -252,3 +252,66 @@ func TestWarm_AHelperStartedOtherwiseRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestWarm_TheHandoffCarriesItsRequest: the one message that hands a call
+// over carries, with the descriptors, the Request's length and the whole
+// Request, so the helper never waits for the rest of it.
+func TestWarm_TheHandoffCarriesItsRequest(t *testing.T) {
+	w, err := NewWarm(Namespaces{})
+	require.NoError(t, err)
+	defer w.Close()
+	_, outW, err := os.Pipe()
+	require.NoError(t, err)
+	defer outW.Close()
+	l, err := w.Handoff(echoRequest(t), outW, outW, nil, nil)
+	require.NoError(t, err)
+
+	buf := make([]byte, 1<<20)
+	oob := make([]byte, unix.CmsgSpace(4*maxHandoffFiles))
+	n, oobn, _, _, err := unix.Recvmsg(int(w.child.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	require.NoError(t, err)
+	fds, err := handoffFiles(oob[:oobn])
+	require.NoError(t, err)
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	assert.Len(t, fds, 2)
+	require.GreaterOrEqual(t, n, 8)
+	size := binary.BigEndian.Uint64(buf[:8])
+	require.Equal(t, uint64(n-8), size, "the Request comes in the handoff's message")
+	req, err := DecodeRequest(buf[8:n])
+	require.NoError(t, err)
+	assert.Equal(t, w.token, req.Token)
+	assert.Equal(t, []string{req.Argv[0], "handed"}, req.Argv)
+
+	w.Close() // the helper's ends: the report ends
+	rep := l.Wait()
+	assert.False(t, rep.Ready)
+	l.Close()
+}
+
+// TestWarm_ALargeRequestIsHandedWhole: a Request larger than the
+// handoff's message carries is handed all the same, its rest following
+// on the socket, and its call runs.
+func TestWarm_ALargeRequestIsHandedWhole(t *testing.T) {
+	p := startWarm(t, nil, nil)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	defer outR.Close()
+	req := echoRequest(t)
+	big := "BIG=" + strings.Repeat("x", 3*handoffInline)
+	req.Env = []string{big}
+	req.Argv = []string{req.Argv[0], "handed", strings.Repeat("y", handoffInline)}
+	require.Greater(t, len(req.Encode()), 4*handoffInline)
+	l, err := p.w.Handoff(req, outW, outW, nil, nil)
+	require.NoError(t, err)
+	outW.Close()
+	out, err := io.ReadAll(outR)
+	require.NoError(t, err)
+	assert.Equal(t, 0, p.wait(t), "%s", p.stderr.String())
+	rep := l.Wait()
+	require.NoError(t, rep.Err)
+	assert.True(t, rep.Ready)
+	assert.Equal(t, "handed "+strings.Repeat("y", handoffInline)+"\n", string(out))
+	l.Close()
+}
