@@ -52,9 +52,11 @@
 // descriptors 5 and 6 open on /dev/null, holding the places of the pinned
 // executable and the egress socket (the Go runtime opens files of its
 // own at the lowest free numbers). While it waits it does only what does
-// not depend on a call: it brings up the loopback interface of its
-// network namespace, and makes its mount tree private and read-only
-// (sealTree), and then writes one byte on its socket: the gate hands a
+// not depend on a call: it drops its runtime to one P and turns the
+// collector off (what every helper does before its exec, see
+// quietRuntime), brings up the loopback interface of its network
+// namespace, and makes its mount tree private and read-only (sealTree),
+// and then writes one byte on its socket: the gate hands a
 // call only to a helper that has said it is prepared. A handoff is one
 // message with the command's stdout, stderr,
 // stdin (if any), pinned executable and egress socket as SCM_RIGHTS, and

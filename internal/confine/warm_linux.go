@@ -98,6 +98,7 @@ func runWarmHelper(token, prepare string) int {
 // prepareWarm does what prepare asks for, noting in sealed how the tree
 // was sealed.
 func prepareWarm(prepare string, sealed *sealing) error {
+	quietRuntime()
 	if strings.IndexByte(prepare, warmPrepareNetwork) >= 0 {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bringing up the loopback interface of the new network namespace: %w", err)
