@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,10 +19,23 @@ import (
 
 // profileFleet returns a configuration of n tools, each an entry naming
 // one of the shipped profiles in turn under a name of its own, with the
-// site values a profile marks: what a site that exposes many programs,
-// or many copies of a few, loads. Every tool runs the test binary, which
-// is no interpreter and is never started here.
+// site values a profile marks: what a site that exposes many copies of a
+// few programs loads. Every tool runs the test binary, which is no
+// interpreter and is never started here. The entries naming one profile
+// are alike but for their names.
 func profileFleet(tb testing.TB, n int) []byte {
+	return fleetOfProfiles(tb, n, false)
+}
+
+// ownFleet is profileFleet with no two entries alike: each has a working
+// directory and site values of its own (hosts, namespaces, a kubeconfig
+// file in its directory), as a site that exposes each program once per
+// repository, cluster or team would write.
+func ownFleet(tb testing.TB, n int) []byte {
+	return fleetOfProfiles(tb, n, true)
+}
+
+func fleetOfProfiles(tb testing.TB, n int, own bool) []byte {
 	tb.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -35,12 +49,22 @@ func profileFleet(tb testing.TB, n int) []byte {
 	for i := range n {
 		name := names[i%len(names)]
 		data, _ := profiles.Lookup(name)
-		fmt.Fprintf(&sb, "  - profile: %s\n    name: %s-%d\n    bin: %s\n    working_dir: %s\n", name, name, i, self, dir)
+		wd, hosts, namespaces := dir, "example.com, api.example.org", "default, team-a"
+		if own {
+			wd = filepath.Join(dir, strconv.Itoa(i))
+			if err := os.Mkdir(wd, 0o700); err != nil {
+				tb.Fatal(err)
+			}
+			kubeconfig = filepath.Join(wd, "kubeconfig")
+			hosts = fmt.Sprintf("h%d.example.com, api.example.org", i)
+			namespaces = fmt.Sprintf("default, team-%d", i)
+		}
+		fmt.Fprintf(&sb, "  - profile: %s\n    name: %s-%d\n    bin: %s\n    working_dir: %s\n", name, name, i, self, wd)
 		if strings.Contains(string(data), "${hosts}") {
-			sb.WriteString("    hosts: [example.com, api.example.org]\n")
+			sb.WriteString("    hosts: [" + hosts + "]\n")
 		}
 		if strings.Contains(string(data), "${namespaces}") {
-			sb.WriteString("    namespaces: [default, team-a]\n")
+			sb.WriteString("    namespaces: [" + namespaces + "]\n")
 		}
 		if strings.Contains(string(data), "${kubeconfig}") {
 			sb.WriteString("    kubeconfig: " + kubeconfig + "\n")
@@ -136,7 +160,9 @@ func heapInUse() uint64 {
 // heap after a collection with the result held, less the live heap
 // before the load).
 //
-// The case written,tools=800 loads 800 tools written out in the tools
+// The case own,tools=5000 loads 5,000 entries naming profiles, no two
+// alike (see ownFleet), so that no entry is decoded as a copy of
+// another. The case written,tools=800 loads 800 tools written out in the tools
 // list in the profiles' shape, no two alike (see writtenFleet), so that
 // the figures do not rest on entries that name profiles; 5,000 such
 // entries are five times larger than MaxFileSize.
@@ -148,6 +174,7 @@ func BenchmarkLoadProfiles(b *testing.B) {
 	}{
 		{"tools=1000", 1000, profileFleet},
 		{"tools=5000", 5000, profileFleet},
+		{"own,tools=5000", 5000, ownFleet},
 		{"written,tools=800", 800, writtenFleet},
 	} {
 		n := c.n
