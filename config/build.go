@@ -100,6 +100,14 @@ func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 			}
 		}
 		hostile(e.key.node, e.key.path, k)
+		if msg := envValueHostile(k, e.value.v); msg != "" && !allowHostile {
+			// The message names what is allowed, never the value.
+			if t == nil {
+				b.add(e.value.node, e.value.path, "%s; it is refused in defaults: set it on the tool that needs it, with allow_hostile_env: true", msg)
+			} else {
+				b.add(e.value.node, e.value.path, "%s; or set allow_hostile_env: true on this tool if it really must be set", msg)
+			}
+		}
 	}
 	seen := make(map[string]*yaml.Node, len(inherit))
 	for _, e := range inherit {
@@ -114,6 +122,15 @@ func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 		}
 		seen[k] = e.node
 		hostile(e.node, e.path, k)
+		for _, v := range valueHostileEnv {
+			if strings.EqualFold(k, v) && !allowHostile {
+				where := "set allow_hostile_env: true on this tool if it really must be inherited"
+				if t == nil {
+					where = "it is refused in defaults"
+				}
+				b.add(e.node, e.path, "%s is inherited from the process's environment, so what it allows is not known here; set it in env instead; or %s", quote(k), where)
+			}
+		}
 	}
 }
 

@@ -710,6 +710,15 @@
 // tool at other data or credentials, GIT_TEMPLATE_DIR, GIT_DIR,
 // GIT_WORK_TREE, KUBECONFIG and DOCKER_HOST.
 //
+// GIT_ALLOW_PROTOCOL is judged by its value: a colon-separated list of
+// the transports git may use for a URL. A name other than file, git, ssh,
+// http, https, ftp, ftps and -none (which names no transport, so allows
+// none) lets a URL of the form name::address run a program: ext runs the
+// command the URL spells out, any other name runs git-remote-<name> from
+// PATH, and an empty value or an empty name in the list allows the URL
+// ::address. Such a value, and inheriting the variable (whose value is
+// not known at load), are refused as the variables above are.
+//
 // A PATH in env must hold only absolute directories: an empty or relative
 // entry would let a tool that looks up helper programs (git-<sub>, kubectl
 // plugins) find one in its working directory.

@@ -757,3 +757,51 @@ func TestDescriptionsAndAnnotations(t *testing.T) {
 	_, err = p.Check("cat.run", json.RawMessage(`{"stdin":"`+strings.Repeat("x", 4<<10+1)+`"}`))
 	assert.ErrorAs(t, err, &ve, "stdin over its max")
 }
+
+// TestHostileEnv_GitTransportsThatRunPrograms sets GIT_ALLOW_PROTOCOL in
+// a tool's environment: a list that lets a URL reach a program (ext runs
+// the command the URL spells out, any other name a remote helper found on
+// PATH, an empty name the URL "::address") is refused at its value, as a
+// hostile variable is, and without repeating it; a list of the transports
+// git carries out itself, or -none, is not. Inheriting the variable, whose
+// value is not known at load, is refused too.
+func TestHostileEnv_GitTransportsThatRunPrograms(t *testing.T) {
+	tool := func(env string) string {
+		return "version: 1\ntools:\n  - name: t\n    bin: /bin/echo\n    bare: {}\n" + env
+	}
+	for _, c := range []struct {
+		why, value string
+		refused    bool
+	}{
+		{"ext runs the command a URL spells out", "ext", true},
+		{"ext among others is still ext", "https:ext", true},
+		{"any other name runs a remote helper found on PATH", "https:helper", true},
+		{"an empty value allows the empty name", "", true},
+		{"an empty name in the list allows it too", "https::ssh", true},
+		{"a name differing in case is another name", "HTTPS", true},
+		{"git's own transports are allowed", "file:git:ssh:http:https:ftp:ftps", false},
+		{"-none allows no transport", "-none", false},
+	} {
+		text := tool("    env: {GIT_ALLOW_PROTOCOL: '" + c.value + "'}\n")
+		if !c.refused {
+			mustLoad(t, text)
+			continue
+		}
+		list := loadErrors(t, text)
+		require.Len(t, list, 1, "%s: %s", c.why, describe(list))
+		assert.Equal(t, "tools[0].env.GIT_ALLOW_PROTOCOL", list[0].Path, c.why)
+		assert.Contains(t, list[0].Message, "runs a program a URL names", c.why)
+		mustLoad(t, text+"    allow_hostile_env: true\n")
+		def := "version: 1\ndefaults:\n  env: {GIT_ALLOW_PROTOCOL: '" + c.value + "'}\ntools:\n  - {name: t, bin: /bin/echo, bare: {}, allow_hostile_env: true}\n"
+		list = loadErrors(t, def)
+		require.Len(t, list, 1, "%s, in defaults: %s", c.why, describe(list))
+		assert.Contains(t, list[0].Message, "refused in defaults", c.why)
+	}
+	list := loadErrors(t, tool("    env: {GIT_ALLOW_PROTOCOL: 'https:s3cr3t-name'}\n"))
+	assert.NotContains(t, list.Error(), "s3cr3t-name", "the value is never repeated")
+	list = loadErrors(t, tool("    inherit_env: [GIT_ALLOW_PROTOCOL]\n"))
+	require.Len(t, list, 1, describe(list))
+	assert.Equal(t, "tools[0].inherit_env[0]", list[0].Path)
+	assert.Contains(t, list[0].Message, "not known here")
+	mustLoad(t, tool("    inherit_env: [GIT_ALLOW_PROTOCOL]\n    allow_hostile_env: true\n"))
+}

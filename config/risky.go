@@ -102,3 +102,37 @@ func pathProblem(value string) string {
 	}
 	return ""
 }
+
+// gitTransports are the values of GIT_ALLOW_PROTOCOL's colon-separated
+// list that name a transport git carries out itself, with a program of
+// its own: what a URL can ask for is then limited to these. "-none" names
+// no transport, and so allows none. Every other name lets a URL of the
+// form name::address reach a program: "ext" runs the command the URL
+// spells out, and any other name runs the remote helper git-remote-<name>
+// found on PATH; an empty value, or an empty name in the list, allows the
+// URL "::address" the same.
+var gitTransports = map[string]bool{
+	"-none": true, "file": true, "git": true, "ssh": true,
+	"http": true, "https": true, "ftp": true, "ftps": true,
+}
+
+// envValueHostile says why setting key to value in a tool's environment
+// would let a program of the caller's choosing run, or "" when it would
+// not. Only variables whose risk lies in their value are judged here; see
+// isHostileEnv for those hostile whatever their value.
+func envValueHostile(key, value string) string {
+	if !strings.EqualFold(key, "GIT_ALLOW_PROTOCOL") {
+		return ""
+	}
+	for _, name := range strings.Split(value, ":") {
+		if !gitTransports[name] {
+			return "GIT_ALLOW_PROTOCOL allows a transport that runs a program a URL names (ext, a remote helper git-remote-<name> found on PATH, or an empty name); list only file, git, ssh, http, https, ftp or ftps, or -none for no transport"
+		}
+	}
+	return ""
+}
+
+// valueHostileEnv are the variables envValueHostile judges: inheriting
+// one from the environment of the process, whose value is not known when
+// the configuration is checked, is hostile.
+var valueHostileEnv = []string{"GIT_ALLOW_PROTOCOL"}
