@@ -52,6 +52,11 @@ type builder struct {
 	// rather than compile them again (package pattern keeps a matcher
 	// only while something refers to it).
 	patterns []*pattern.Matcher
+	// built holds what was built, without a problem, of the first entry
+	// naming a profile with each expansionKey (toolDoc.buildKey): the
+	// entries decoded as copies with the same key are built from it
+	// (see copyTool).
+	built map[string]*builtTool
 }
 
 // build checks doc and returns the specs and the tool descriptions. The
@@ -161,8 +166,8 @@ func limitsOf(ls ...*limitsDoc) (timeout, noOutput time.Duration, maxOutput int)
 func (b *builder) tool(t *toolDoc) {
 	b.reloc = t.reloc
 	defer func() { b.reloc = nil }()
-	if t.reloc != nil && t.alike != nil && t.alike.built != nil {
-		b.copyTool(t, t.alike.built)
+	if first := b.built[t.buildKey]; t.reloc != nil && first != nil {
+		b.copyTool(t, first)
 		return
 	}
 	problems := b.count()
@@ -192,7 +197,7 @@ func (b *builder) tool(t *toolDoc) {
 	// copies of this one: its specs in order, each with the command it
 	// comes from (nil for the dispatcher).
 	var built *builtTool
-	if t.reloc == nil && t.alike != nil && t.alike.doc == t {
+	if _, done := b.built[t.buildKey]; t.buildKey != "" && !done {
 		built = &builtTool{desc: desc}
 	}
 	add := func(s execgate.CommandSpec, c *commandDoc) {
@@ -233,7 +238,10 @@ func (b *builder) tool(t *toolDoc) {
 	b.tools = append(b.tools, desc)
 	if built != nil && nameOK && b.count() == problems {
 		built.desc.DefaultAction = desc.DefaultAction
-		t.alike.built = built
+		if b.built == nil {
+			b.built = make(map[string]*builtTool)
+		}
+		b.built[t.buildKey] = built
 	}
 }
 

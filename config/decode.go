@@ -112,6 +112,10 @@ type toolDoc struct {
 	// reloc, when it is set, places the problems found in this entry,
 	// a copy of an earlier one (see cloneTool).
 	reloc *relocation
+	// buildKey is the expansionKey of an entry naming a profile, "" for
+	// any other: the entries with the same key build the same specs but
+	// for their names (see copyTool).
+	buildKey string
 	// alike are the entries this one is alike, nil when it is no
 	// mapping (see alikeEntries).
 	alike *alikeEntries
@@ -190,6 +194,11 @@ type decoder struct {
 	// by that key.
 	profileKey []byte
 	expanded   map[string]*alikeEntries
+	// sourceKey is the copyKey of the entry fromProfile expanded last;
+	// sources are the entries decoded without a problem that later
+	// entries expanding alike are copies of, by copyKey (see cloneTool).
+	sourceKey []byte
+	sources   map[string]*toolSource
 	// bins are the names the profiles' programs are installed under
 	// here, by profile (see installedName); wd is the working directory
 	// at load time, read once (see workingDir).
@@ -651,9 +660,9 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	if isProfile {
 		// An entry naming a profile is the profile's entry with the
 		// entry's overrides (see profile.go).
-		entry, alike := d.fromProfile(n, path)
-		if alike != nil {
-			return d.cloneTool(alike, n, path)
+		entry, src := d.fromProfile(n, path)
+		if src != nil {
+			return d.cloneTool(src, n, path)
 		}
 		if entry == nil {
 			return &toolDoc{node: n, path: path}
@@ -662,7 +671,8 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	}
 	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode, profile: isProfile}
 	if isProfile && len(d.profileKey) > 0 {
-		t.alike, d.cur.first = d.alikeExpansion(n, d.profileKey)
+		t.buildKey = string(d.profileKey)
+		t.alike, d.cur.first = d.alikeExpansion(n, d.examplesKey())
 	} else {
 		t.alike, d.cur.first = d.alikeTool(n)
 	}
@@ -672,10 +682,15 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	t.keys = d.mapping(n, path, fields{known: toolKeys, lookup: func(name string) (handler, bool) {
 		return d.toolField(t, name)
 	}})
-	if isProfile && d.cur.first && t.alike != nil && d.count() == problems && len(d.warned) == warned {
+	if isProfile && len(d.sourceKey) > 0 && t.ok && d.count() == problems && len(d.warned) == warned {
 		// Entries after this one that expand alike are decoded as
 		// copies of it (see cloneTool).
-		t.alike.doc, t.alike.file = t, file
+		if d.sources == nil {
+			d.sources = make(map[string]*toolSource)
+		}
+		if _, ok := d.sources[string(d.sourceKey)]; !ok {
+			d.sources[string(d.sourceKey)] = &toolSource{doc: t, file: file}
+		}
 	}
 	return t
 }

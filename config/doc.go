@@ -782,8 +782,14 @@
 //     tests prove every profile's examples in a scratch directory that
 //     holds the files they name (README, src/main.go); a site's
 //     working_dir holds other files, and a profile's example that needs
-//     one it lacks must not stop the site's file from loading. An
-//     example of the file's own is always checked and is an error.
+//     one it lacks must not stop the site's file from loading. Entries
+//     naming the same profile with the same site values and overrides,
+//     whatever their names and working directories, make the same calls
+//     of the same grammar: their examples are checked in full at the
+//     first of them, and at each of the others only those that did not
+//     hold at the first, again, in that entry's own working directory,
+//     so each such entry gets its own warning for those. An example of
+//     the file's own is always checked and is an error.
 //
 // execgate check prints the warnings on stderr, and execgate serve logs
 // them when it starts.

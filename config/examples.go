@@ -80,15 +80,6 @@ func (d *decoder) ruleExample(ex *exampleDoc, n *yaml.Node, path string) {
 // Their examples are the same calls under other names.
 type alikeEntries struct {
 	entry *yaml.Node // the first of them
-	// doc is the first as decoded, and file its entry as the file
-	// wrote it, when they name a profile and the first was decoded
-	// without a problem: the others are decoded as copies of it (see
-	// cloneTool). doc is nil otherwise.
-	doc  *toolDoc
-	file *yaml.Node
-	// built is what was built of the first, when it was built without
-	// a problem: the copies are built from it (see copyTool).
-	built *builtTool
 	// inputs are the arguments of the first's command examples as JSON,
 	// by their key path below the entry, each written without a problem.
 	inputs map[string]json.RawMessage
@@ -310,7 +301,9 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 		// in the same order, decided without a policy, and end as the
 		// first tool's did. Only those that failed there are checked
 		// again, so that each failure is reported at its own entry, under
-		// its own name.
+		// its own name. Entries naming a profile are alike so whatever
+		// their working directories (see examplesKey): an example that
+		// held at the first is not checked again in the others'.
 		failed := make(map[*alikeEntries][]int) // the examples that failed, by index
 		for _, tr := range cmds {
 			a := tr.t.alike

@@ -39,11 +39,12 @@ func hasKey(n *yaml.Node, key string) bool {
 // be expanded.
 //
 // When an entry before n in this load expands alike (the same
-// expansionKey) and was decoded without a problem, n is not expanded:
-// the entries alike are returned instead, and the caller decodes n as a
-// copy of that entry (see cloneTool).
-func (d *decoder) fromProfile(n *yaml.Node, path string) (entry *yaml.Node, alike *alikeEntries) {
-	d.profileKey = d.profileKey[:0]
+// expansionKey but perhaps for the working_dir it sets, which must be
+// usable in both) and was decoded without a problem, n is not expanded:
+// that entry is returned instead, and the caller decodes n as a copy of
+// it (see cloneTool).
+func (d *decoder) fromProfile(n *yaml.Node, path string) (entry *yaml.Node, src *toolSource) {
+	d.profileKey, d.sourceKey = d.profileKey[:0], d.sourceKey[:0]
 	var name string
 	var overrides []*yaml.Node // key, value pairs
 	var site []*yaml.Node      // key, value pairs of site values
@@ -119,9 +120,12 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) (entry *yaml.Node, alik
 		}
 		dir = wd
 	}
-	d.profileKey = expansionKey(d.profileKey[:0], name, overrides, site, bin, dir)
-	if a := d.expanded[string(d.profileKey)]; a != nil && a.doc != nil {
-		return nil, a
+	d.profileKey = expansionKey(d.profileKey[:0], name, overrides, site, bin, dir, false)
+	if wd := mapValue(n, "working_dir"); wd == nil || wd.Kind == yaml.ScalarNode && wd.Tag == "!!str" && workingDirProblem(wd.Value) == "" {
+		d.sourceKey = expansionKey(d.sourceKey, name, overrides, site, bin, dir, true)
+		if src := d.sources[string(d.sourceKey)]; src != nil {
+			return nil, src
+		}
 	}
 
 	entry = info.entry()
@@ -197,11 +201,19 @@ func (d *decoder) workingDir() (string, error) {
 // to entries alike but for their names (see sameEntry), found without
 // expanding them, and without hashing and comparing each one's hundreds
 // of nodes; the key says nothing of where its nodes are.
-func expansionKey(b []byte, name string, overrides, site []*yaml.Node, bin, dir string) []byte {
+//
+// With copy set, the key leaves out the value of the working_dir the
+// entry sets too (its key is kept): it is what decoding the entry
+// depends on, since the working directory is only put in the entry's
+// fields and confine read paths, which cloneTool sets (copyKey).
+func expansionKey(b []byte, name string, overrides, site []*yaml.Node, bin, dir string, copy bool) []byte {
 	b = appendKeyString(b, name)
 	for i := 0; i+1 < len(overrides); i += 2 {
 		b = appendKeyNode(b, overrides[i])
-		if overrides[i].Value != "name" {
+		switch k := overrides[i].Value; {
+		case k == "name", copy && k == "working_dir":
+			// Left out.
+		default:
 			b = appendKeyNode(b, overrides[i+1])
 		}
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -21,11 +22,19 @@ import (
 // or warning about it is reported at the copy's own entry, the copy
 // carries a relocation, which problems.at applies.
 
+// toolSource is a tools entry naming a profile, decoded without a
+// problem, that later entries expanding alike are copies of.
+type toolSource struct {
+	doc  *toolDoc
+	file *yaml.Node // the entry as the file wrote it
+}
+
 // cloneTool returns the toolDoc of the tools entry n at path, which
-// names a profile and expands as the first of alike did: a copy of the
-// first one's, with n's own overrides.
-func (d *decoder) cloneTool(alike *alikeEntries, n *yaml.Node, path string) *toolDoc {
-	first := alike.doc
+// names a profile and expands as src did but perhaps for its name and
+// working_dir: a copy of src's, with n's own overrides, and its working
+// directory where src's was put in confine read paths.
+func (d *decoder) cloneTool(src *toolSource, n *yaml.Node, path string) *toolDoc {
+	first := src.doc
 	t := new(toolDoc)
 	*t = *first
 	t.path = path
@@ -33,7 +42,9 @@ func (d *decoder) cloneTool(alike *alikeEntries, n *yaml.Node, path string) *too
 	at := profileValue(n)
 	root.Line, root.Column = at.Line, at.Column
 	t.node = &root
-	t.reloc = &relocation{first: alike.file, firstPath: first.path, clone: n, clonePath: path}
+	t.reloc = &relocation{first: src.file, firstPath: first.path, clone: n, clonePath: path}
+	t.buildKey = string(d.profileKey)
+	t.alike, d.cur.first = d.alikeExpansion(t.node, d.examplesKey())
 	// The overrides are the keys of the entry's own that the toolDoc
 	// holds, each in the tool's own fields: the first one's nodes are
 	// replaced by the copy's, so that its name is its own, and a problem
@@ -51,7 +62,42 @@ func (d *decoder) cloneTool(alike *alikeEntries, n *yaml.Node, path string) *too
 		h, _ := d.toolField(t, k.Value)
 		h(k, v, kp)
 	}
+	if t.workingDir.v != first.workingDir.v {
+		// fromProfile put the working directory first in the read
+		// paths of every confine of the entry (see readWorkingDir).
+		read := val[string]{v: t.workingDir.v, set: true, node: t.workingDir.node}
+		t.confine = t.confine.withRead(read)
+		if t.bare != nil && t.bare.confine != nil {
+			c := *t.bare
+			c.confine = c.confine.withRead(read)
+			t.bare = &c
+		}
+		copied := false
+		for i, c := range t.commands {
+			if c.confine == nil {
+				continue
+			}
+			if !copied {
+				t.commands, copied = slices.Clone(t.commands), true
+			}
+			cc := *c
+			cc.confine = c.confine.withRead(read)
+			t.commands[i] = &cc
+		}
+	}
 	return t
+}
+
+// withRead returns a copy of c whose first read path, the working
+// directory readWorkingDir put there, is dir; nil stays nil.
+func (c *confineDoc) withRead(dir val[string]) *confineDoc {
+	if c == nil || len(c.read) == 0 {
+		return c
+	}
+	cc := *c
+	dir.path = c.read[0].path
+	cc.read = append([]val[string]{dir}, c.read[1:]...)
+	return &cc
 }
 
 // relocation maps where a problem found in a copy of an earlier tools
@@ -133,4 +179,20 @@ func mapKey(n *yaml.Node, key string) (k, v *yaml.Node) {
 		}
 	}
 	return nil, nil
+}
+
+// examplesKey is the key by which the entry fromProfile expanded last is
+// found alike others for its examples (see alikeExpansion): its copyKey,
+// which leaves out the working_dir it sets, when it has one, else its
+// expansionKey. Entries naming a profile with the same site values and
+// overrides but in other working directories make the same calls of the
+// same grammar; only what a path rule finds in the directory differs.
+// Their examples are checked in full at the first of them, and at the
+// others only those that did not hold at the first, in each one's own
+// directory, so that each still gets its own warning.
+func (d *decoder) examplesKey() []byte {
+	if len(d.sourceKey) > 0 {
+		return d.sourceKey
+	}
+	return d.profileKey
 }

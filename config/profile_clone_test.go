@@ -43,6 +43,18 @@ func TestProfileCopies_ReportWhatTheirEntryAloneWould(t *testing.T) {
 			"profile: tar\nname: b\nbin: " + self + "\nworking_dir: " + empty + "\ntimeout: 7s",
 		},
 		{
+			"an entry in another working directory warns about its own",
+			"profile: tar\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 7s",
+			"profile: tar\nname: a\nbin: " + self + "\nworking_dir: " + withFiles + "\ntimeout: 8s",
+			"profile: tar\nname: b\nbin: " + self + "\nworking_dir: " + empty + "\ntimeout: 7s",
+		},
+		{
+			"an entry in another working directory is refused at its own bin",
+			"profile: tar\nname: a\nbin: /bin/sh\nworking_dir: " + empty + "\ntimeout: 7s",
+			"profile: tar\nname: a\nbin: /bin/sh\nworking_dir: " + empty + "\ntimeout: 8s",
+			"profile: tar\nname: b\nbin: /bin/sh\nworking_dir: " + withFiles + "\ntimeout: 7s",
+		},
+		{
 			"a program that is not there is refused at each entry's bin",
 			"profile: rg\nname: a\nbin: /nonexistent/rg\nworking_dir: " + withFiles + "\ntimeout: 7s",
 			"profile: rg\nname: a\nbin: /nonexistent/rg\nworking_dir: " + withFiles + "\ntimeout: 8s",
@@ -172,53 +184,60 @@ func TestStrictInput_AnEntryNamingAProfileIsReadStrictly(t *testing.T) {
 }
 
 // TestProfileCopies_BuildWhatTheirEntryAloneWould loads, for each shipped
-// profile, two entries alike but for their names, and the same two with
-// the first changed in one override: the second entry's tool and specs
-// (every field, and the argument schema the model is shown) are the same
-// in both loads, whether it was built as a copy of the first or in full.
+// profile, two entries alike but for their names (and, in a second
+// round, their working directories), and the same two with the first
+// changed in one override: the second entry's tool and specs (every
+// field, its working directory and confinement included, and the argument
+// schema the model is shown) are the same in both loads, whether it was
+// decoded and built as a copy of the first or in full.
 func TestProfileCopies_BuildWhatTheirEntryAloneWould(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	dir := t.TempDir()
+	dir, other := t.TempDir(), t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	require.NoError(t, os.WriteFile(kubeconfig, []byte("x\n"), 0o600))
-	for _, name := range profiles.Names() {
-		data, _ := profiles.Lookup(name)
-		site := ""
-		if strings.Contains(string(data), "${hosts}") {
-			site += "    hosts: [example.com, api.example.org]\n"
-		}
-		if strings.Contains(string(data), "${namespaces}") {
-			site += "    namespaces: [default, team-a]\n"
-		}
-		if strings.Contains(string(data), "${kubeconfig}") {
-			site += "    kubeconfig: " + kubeconfig + "\n"
-		}
-		entry := func(tool, timeout string) string {
-			return fmt.Sprintf("  - profile: %s\n    name: %s\n    bin: %s\n    working_dir: %s\n    timeout: %s\n%s", name, tool, self, dir, timeout, site)
-		}
-		second := func(first string) (config.Tool, []string) {
-			t.Helper()
-			l, err := config.LoadBytes("tools.yaml", []byte("version: 1\ntools:\n"+first+entry("b", "7s")))
-			require.NoError(t, err, name)
-			var specs []string
-			for _, s := range l.Allowlist.Specs() {
-				if s.Name != "b" && !strings.HasPrefix(s.Name, "b.") {
-					continue
-				}
-				schema := string(s.Args.JSONSchema())
-				s.Args = nil
-				text, err := json.Marshal(s)
-				require.NoError(t, err)
-				specs = append(specs, string(text)+" "+schema)
+	for _, secondDir := range []string{dir, other} {
+		for _, name := range profiles.Names() {
+			data, _ := profiles.Lookup(name)
+			site := ""
+			if strings.Contains(string(data), "${hosts}") {
+				site += "    hosts: [example.com, api.example.org]\n"
 			}
-			require.Len(t, l.Tools, 2)
-			return l.Tools[1], specs
+			if strings.Contains(string(data), "${namespaces}") {
+				site += "    namespaces: [default, team-a]\n"
+			}
+			if strings.Contains(string(data), "${kubeconfig}") {
+				site += "    kubeconfig: " + kubeconfig + "\n"
+			}
+			entry := func(tool, wd, timeout string) string {
+				return fmt.Sprintf("  - profile: %s\n    name: %s\n    bin: %s\n    working_dir: %s\n    timeout: %s\n%s", name, tool, self, wd, timeout, site)
+			}
+			second := func(first string) (config.Tool, []string) {
+				t.Helper()
+				l, err := config.LoadBytes("tools.yaml", []byte("version: 1\ntools:\n"+first+entry("b", secondDir, "7s")))
+				require.NoError(t, err, name)
+				var specs []string
+				for _, s := range l.Allowlist.Specs() {
+					if s.Name != "b" && !strings.HasPrefix(s.Name, "b.") {
+						continue
+					}
+					schema := string(s.Args.JSONSchema())
+					s.Args = nil
+					text, err := json.Marshal(s)
+					require.NoError(t, err)
+					specs = append(specs, string(text)+" "+schema)
+				}
+				require.Len(t, l.Tools, 2)
+				return l.Tools[1], specs
+			}
+			copyTool, copySpecs := second(entry("a", dir, "7s"))
+			fullTool, fullSpecs := second(entry("a", dir, "8s"))
+			assert.Equal(t, fullTool, copyTool, name)
+			assert.Equal(t, fullSpecs, copySpecs, name)
+			assert.NotEmpty(t, copySpecs, name)
+			for _, s := range copySpecs {
+				assert.Contains(t, s, `"Dir":"`+secondDir+`"`, name)
+			}
 		}
-		copyTool, copySpecs := second(entry("a", "7s"))
-		fullTool, fullSpecs := second(entry("a", "8s"))
-		assert.Equal(t, fullTool, copyTool, name)
-		assert.Equal(t, fullSpecs, copySpecs, name)
-		assert.NotEmpty(t, copySpecs, name)
 	}
 }
