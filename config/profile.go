@@ -56,8 +56,14 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) (entry *yaml.Node, src 
 		k, v := n.Content[i], n.Content[i+1]
 		kp := keyPath(path, k.Value)
 		// The entry's own nodes are read as strictly as any of the
-		// file's: no anchor, alias or tag on a key or a value.
+		// file's: no anchor, alias or tag on a key or a value, and no
+		// key written twice.
 		if !d.usableTree(k, path) || !d.usableTree(v, kp) {
+			ok = false
+			continue
+		}
+		if first := firstKey(n, i, k.Value, nil); first != nil {
+			d.add(k, kp, "duplicate key (first at line %d)", first.Line)
 			ok = false
 			continue
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -43,7 +44,7 @@ func (d *decoder) cloneTool(src *toolSource, n *yaml.Node, path string) *toolDoc
 	root.Line, root.Column = at.Line, at.Column
 	t.node = &root
 	t.reloc = &relocation{first: src.file, firstPath: first.path, clone: n, clonePath: path}
-	t.buildKey = string(d.profileKey)
+	t.buildKey = string(d.examplesKey())
 	t.alike, d.cur.first = d.alikeExpansion(t.node, d.examplesKey())
 	// The overrides are the keys of the entry's own that the toolDoc
 	// holds, each in the tool's own fields: the first one's nodes are
@@ -56,6 +57,8 @@ func (d *decoder) cloneTool(src *toolSource, n *yaml.Node, path string) *toolDoc
 		}
 		kp := keyPath(path, k.Value)
 		if isNull(v) {
+			// Decoded in full, the key is present and its value not set.
+			clearOverride(t, k.Value)
 			d.add(v, kp, "has no value; give one or remove the key")
 			continue
 		}
@@ -110,9 +113,9 @@ type relocation struct {
 
 // apply returns line, col and path moved from the first entry to the
 // copy: a key path below the first entry's is put below the copy's; a
-// node of the first entry's own is the copy's node of the same key and
-// place; any other place within the first entry (a node of the profile,
-// placed at its profile key) is the copy's profile key.
+// node of the first entry's own, or the entry itself, is the copy's node
+// of the same key and place, or the copy; a node of the profile, placed
+// at the first entry's profile key, is at the copy's profile key.
 func (r *relocation) apply(line, col int, path string) (int, int, string) {
 	if rest, ok := strings.CutPrefix(path, r.firstPath); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
 		path = r.clonePath + rest
@@ -123,7 +126,11 @@ func (r *relocation) apply(line, col int, path string) (int, int, string) {
 	if n := twin(r.first, r.clone, line, col); n != nil {
 		return n.Line, n.Column, path
 	}
-	if line >= r.first.Line && line <= lastLine(r.first) {
+	// The nodes fromProfile made for the first entry are placed at its
+	// profile key (the profile's, see place) or at the entry itself (a
+	// working_dir it did not set, see fromProfile). Any other place is
+	// one of the copy's own nodes, which is where it belongs.
+	if at := profileValue(r.first); line == at.Line && col == at.Column {
 		at := profileValue(r.clone)
 		return at.Line, at.Column, path
 	}
@@ -195,4 +202,27 @@ func (d *decoder) examplesKey() []byte {
 		return d.sourceKey
 	}
 	return d.profileKey
+}
+
+// clearOverride leaves the override key of the toolDoc t unset, as a
+// full decode leaves a key whose value is null.
+func clearOverride(t *toolDoc, key string) {
+	switch key {
+	case "name":
+		t.name = val[string]{}
+	case "bin":
+		t.bin = val[string]{}
+	case "sha256":
+		t.sha256 = val[string]{}
+	case "working_dir":
+		t.workingDir = val[string]{}
+	case "policy_version":
+		t.policyVersion = val[string]{}
+	case "timeout":
+		t.timeout = val[time.Duration]{}
+	case "no_output_timeout":
+		t.noOutputTimeout = val[time.Duration]{}
+	case "max_output":
+		t.maxOutput = val[int]{}
+	}
 }

@@ -241,3 +241,81 @@ func TestProfileCopies_BuildWhatTheirEntryAloneWould(t *testing.T) {
 		}
 	}
 }
+
+// problemsOf loads data and returns every problem as "line:col path: message".
+func problemsOf(t *testing.T, data string) []string {
+	t.Helper()
+	_, err := config.LoadBytes("tools.yaml", []byte(data))
+	var list config.ErrorList
+	require.True(t, errors.As(err, &list), "want an ErrorList, got %v", err)
+	var out []string
+	for _, e := range list {
+		out = append(out, fmt.Sprintf("%d:%d %s: %s", e.Line, e.Column, e.Path, e.Message))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestProfileCopies_WrittenOnTheFirstsLinesReportAtTheirOwnNodes loads an
+// entry decoded as a copy of an earlier one and written on a line the
+// first entry spans (flow style): a problem with its own name is reported
+// at its name, as when it is decoded in full, and not moved to its
+// profile key as a node of the profile would be.
+func TestProfileCopies_WrittenOnTheFirstsLinesReportAtTheirOwnNodes(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	common := fmt.Sprintf("bin: %s, working_dir: %s", self, dir)
+	for _, c := range []struct{ why, tmpl string }{
+		{"both entries on one line",
+			"version: 1\ntools: [{profile: ls, name: a, %[1]s, timeout: %[2]s}, {profile: ls, name: 'no spaces', %[1]s, timeout: 7s}]\n"},
+		{"the copy's name on the first's last line, its profile key on the next",
+			"version: 1\ntools: [{profile: ls, name: a, %[1]s, timeout: %[2]s}, {name: 'no spaces',\n    profile: ls, %[1]s, timeout: 7s}]\n"},
+	} {
+		copied := problemsOf(t, fmt.Sprintf(c.tmpl, common, "7s")) // the second is a copy of the first
+		alone := problemsOf(t, fmt.Sprintf(c.tmpl, common, "8s"))  // the second is decoded in full
+		assert.Equal(t, alone, copied, c.why)
+	}
+}
+
+// TestProfileCopies_AnEmptyNameIsTheCopysOwn loads an entry decoded as a
+// copy of an earlier one whose name has no value: it is refused for that
+// alone, as when it is decoded in full, and not also as a duplicate of
+// the first entry's name, which it never wrote.
+func TestProfileCopies_AnEmptyNameIsTheCopysOwn(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	tmpl := "version: 1\ntools:\n  - profile: ls\n    name: a\n    bin: %[1]s\n    working_dir: %[2]s\n    timeout: %[3]s\n" +
+		"  - profile: ls\n    name:\n    bin: %[1]s\n    working_dir: %[2]s\n    timeout: 7s\n"
+	copied := problemsOf(t, fmt.Sprintf(tmpl, self, dir, "7s"))
+	alone := problemsOf(t, fmt.Sprintf(tmpl, self, dir, "8s"))
+	assert.Equal(t, alone, copied)
+	for _, p := range copied {
+		assert.NotContains(t, p, `duplicate tool name "a"`)
+	}
+}
+
+// TestStrictInput_AnEntryNamingAProfileRefusesDuplicateKeys loads entries
+// naming a profile with a key written twice: each is refused, as a key
+// written twice in any mapping of the file is. A second profile key was
+// ignored (the first entry below loaded as ls, where a reader taking the
+// last value, as many YAML tools do, sees cat), and a second override
+// silently replaced the first.
+func TestStrictInput_AnEntryNamingAProfileRefusesDuplicateKeys(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, entry := range []string{
+		"  - profile: ls\n    profile: cat\n    name: a\n",
+		"  - profile: ls\n    name: a\n    timeout: 7s\n    timeout: 8s\n",
+		"  - profile: ls\n    name: a\n    name: b\n",
+		"  - profile: curl\n    name: a\n    hosts: [example.com]\n    hosts: [example.org]\n",
+	} {
+		data := "version: 1\ntools:\n" + entry + fmt.Sprintf("    bin: %s\n    working_dir: %s\n", self, dir)
+		_, err := config.LoadBytes("tools.yaml", []byte(data))
+		if err == nil || !strings.Contains(err.Error(), "duplicate key") {
+			t.Errorf("%q: got %v, want a duplicate key error", entry, err)
+		}
+	}
+}
