@@ -198,7 +198,7 @@ func (b *builder) tool(t *toolDoc) {
 	// comes from (nil for the dispatcher).
 	var built *builtTool
 	if _, done := b.built[t.buildKey]; t.buildKey != "" && !done {
-		built = &builtTool{desc: desc}
+		built = &builtTool{desc: desc, dir: t.workingDir.v}
 	}
 	add := func(s execgate.CommandSpec, c *commandDoc) {
 		if built != nil {
@@ -249,6 +249,7 @@ func (b *builder) tool(t *toolDoc) {
 // copies of it (see cloneTool) are built from.
 type builtTool struct {
 	desc     Tool                   // its description, without specs
+	dir      string                 // its working directory
 	specs    []execgate.CommandSpec // its specs in order
 	suffixes []string               // each spec's name after the tool's
 	cmds     []*commandDoc          // the command each spec comes from, nil for the dispatcher
@@ -256,15 +257,45 @@ type builtTool struct {
 
 // copyTool builds the tools entry t, decoded as a copy of an earlier one
 // (see cloneTool) that was built into first without a problem: the same
-// specs, under t's name. Everything they hold but their names comes from
-// what t shares with that entry, and from its overrides, which are the
-// same: only the name is checked again.
+// specs, under t's name, in t's working directory. Everything they hold
+// but their names and working directories comes from what t shares with
+// that entry, and from its overrides, which are the same: only the name
+// is checked again. The working directory is each spec's Dir and the
+// first of its confinement's read paths (see readWorkingDir).
 func (b *builder) copyTool(t *toolDoc, first *builtTool) {
+	dir := t.workingDir.v
+	var moved map[*execgate.Confinement]*execgate.Confinement // first's, by t's
+	if dir != first.dir {
+		moved = make(map[*execgate.Confinement]*execgate.Confinement)
+		for _, s := range first.specs {
+			c := s.Confine
+			if c == nil || moved[c] != nil {
+				continue
+			}
+			if len(c.Read) == 0 || c.Read[0] != first.dir {
+				// Not as readWorkingDir leaves it: built in full.
+				b.reloc = t.reloc
+				t.buildKey = ""
+				b.tool(t)
+				return
+			}
+			m := *c
+			m.Read = slices.Clone(c.Read)
+			m.Read[0] = dir
+			moved[c] = &m
+		}
+	}
 	name, nameOK := b.toolName(t)
 	desc := first.desc
 	desc.Name, desc.Line, desc.Specs = name, t.node.Line, nil
 	for i, s := range first.specs {
 		s.Name = name + first.suffixes[i]
+		if moved != nil {
+			s.Dir = dir
+			if s.Confine != nil {
+				s.Confine = moved[s.Confine]
+			}
+		}
 		b.addSpec(t, &desc, s, first.cmds[i], nameOK)
 	}
 	b.tools = append(b.tools, desc)
