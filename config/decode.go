@@ -112,9 +112,9 @@ type toolDoc struct {
 	// reloc, when it is set, places the problems found in this entry,
 	// a copy of an earlier one (see cloneTool).
 	reloc *relocation
-	// buildKey is the expansionKey of an entry naming a profile, "" for
+	// buildKey is the examplesKey of an entry naming a profile, "" for
 	// any other: the entries with the same key build the same specs but
-	// for their names (see copyTool).
+	// for their names and working directories (see copyTool).
 	buildKey string
 	// alike are the entries this one is alike, nil when it is no
 	// mapping (see alikeEntries).
@@ -671,7 +671,7 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	}
 	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode, profile: isProfile}
 	if isProfile && len(d.profileKey) > 0 {
-		t.buildKey = string(d.profileKey)
+		t.buildKey = string(d.examplesKey())
 		t.alike, d.cur.first = d.alikeExpansion(n, d.examplesKey())
 	} else {
 		t.alike, d.cur.first = d.alikeTool(n)
