@@ -319,3 +319,41 @@ func TestStrictInput_AnEntryNamingAProfileRefusesDuplicateKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileCopies_EachInItsOwnWorkingDirectory loads entries naming the
+// same profile, alike but for their names and working directories, some
+// directories repeated: every spec of every entry has its own entry's
+// working directory as its Dir and among its confinement's read paths,
+// and no other entry's, whichever earlier entry it was copied from.
+func TestProfileCopies_EachInItsOwnWorkingDirectory(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	order := []int{0, 1, 2, 1, 0, 2, 2}
+	var sb strings.Builder
+	sb.WriteString("version: 1\ntools:\n")
+	for i, d := range order {
+		fmt.Fprintf(&sb, "  - profile: git\n    name: g%d\n    bin: %s\n    working_dir: %s\n", i, self, dirs[d])
+	}
+	l, err := config.LoadBytes("tools.yaml", []byte(sb.String()))
+	require.NoError(t, err)
+	specs := l.Allowlist.Specs()
+	for i, d := range order {
+		n := 0
+		for _, s := range specs {
+			if !strings.HasPrefix(s.Name, fmt.Sprintf("g%d.", i)) && s.Name != fmt.Sprintf("g%d", i) {
+				continue
+			}
+			n++
+			assert.Equal(t, dirs[d], s.Dir, s.Name)
+			require.NotNil(t, s.Confine, s.Name)
+			assert.Contains(t, s.Confine.Read, dirs[d], s.Name)
+			for _, other := range dirs {
+				if other != dirs[d] {
+					assert.NotContains(t, s.Confine.Read, other, "%s reads no other entry's directory", s.Name)
+				}
+			}
+		}
+		assert.Positive(t, n, "g%d has specs", i)
+	}
+}
