@@ -380,7 +380,7 @@ func (p *warmPool) setOff(off bool) {
 func CloseIdleConfinementHelpers() { warmHelpers.closeIdle(false) }
 
 // runWarm runs the call on a warm helper, if one is ready: the handoff,
-// then supervise as for any start. It reports false, having started
+// then the supervision of an unconfined call (see superviseWarm). It reports false, having started
 // nothing, when there was none or the handoff failed; the call then
 // starts its own helper.
 func (c *confinedStart) runWarm(ctx context.Context, inv Invocation, p *pipes, exe *os.File, timeout time.Duration, maxOutput int) (Outcome, bool) {
@@ -415,7 +415,53 @@ func (c *confinedStart) runWarm(ctx context.Context, inv Invocation, p *pipes, e
 	}
 	c.launch = l
 	c.serveEgress()
-	out := c.finish(inv, supervise(ctx, inv, h.cmd, p, start, timeout, maxOutput))
+	out := c.finish(inv, superviseWarm(ctx, inv, h.cmd, p, start, timeout, maxOutput))
 	h.release()
 	return out, true
+}
+
+// superviseWarm supervises a call handed to a warm helper as runPolled
+// does an unconfined call: from this goroutine alone, with one poll over
+// both pipes, a pidfd of the helper (this process's child, not reaped
+// until the loop reaps it, so the pidfd names it) and an eventfd for
+// the context. Where any of those cannot be had, it supervises the call
+// the general way, which needs none of them: the command runs already.
+func superviseWarm(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *pipes, start time.Time, timeout time.Duration, maxOutput int) Outcome {
+	if !polledSupervision() {
+		return supervise(ctx, inv, cmd, p, start, timeout, maxOutput)
+	}
+	outR, err1 := rawFD(p.outR)
+	errR, err2 := rawFD(p.errR)
+	if err1 != nil || err2 != nil {
+		return supervise(ctx, inv, cmd, p, start, timeout, maxOutput)
+	}
+	cancel, err := newCanceler(ctx)
+	if err != nil {
+		return supervise(ctx, inv, cmd, p, start, timeout, maxOutput)
+	}
+	defer cancel.close()
+	pidfd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	if err != nil {
+		return supervise(ctx, inv, cmd, p, start, timeout, maxOutput)
+	}
+	defer unix.Close(pidfd)
+	// The loop reads the pipes' descriptors, which p's files (non-blocking
+	// already) keep open and runProcess closes; it closes stdin's write end
+	// through p's file when the leader exits.
+	pp := polledPipes{outR: outR, errR: errR, inW: p.inW}
+	return superviseLoop(ctx, inv, cmd, &pp, pidfd, cancel, ppoll, start, timeout, maxOutput)
+}
+
+// rawFD is f's descriptor, read without putting f in blocking mode (as
+// Fd would).
+func rawFD(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -466,4 +467,42 @@ func TestRecordIsTrue_NoWarmHelperOutlivesTheGate(t *testing.T) {
 		assert.Eventually(t, func() bool { return !processRunning(pid) }, 10*time.Second, 10*time.Millisecond,
 			"process %d still runs after its gate was killed", pid)
 	}
+}
+
+// TestConfinement_AWarmCallIsSupervisedByOnePoll: a call handed to a warm
+// helper is supervised as an unconfined one is, by the calling goroutine
+// alone (one poll over the pipes, the helper's pidfd and the context),
+// without reader goroutines; and a cancellation still ends it, canceled.
+func TestConfinement_AWarmCallIsSupervisedByOnePoll(t *testing.T) {
+	if !requireSupport(t, true, true) {
+		return
+	}
+	confinement := &Confinement{Read: []string{"/"}}
+	warmUp(t, CommandSpec{Command: lookTool(t, "true"), Dir: "/", Confine: confinement})
+	spec := CommandSpec{Name: "sleep", Command: lookTool(t, "sleep"), Dir: "/", Timeout: time.Minute,
+		Args: Fixed("60"), Confine: confinement}
+	a, err := NewAllowlist(spec)
+	require.NoError(t, err)
+	x, err := NewExecutor(Config{Allowlist: a})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := warmHelpers.handed.Load()
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := x.Run(ctx, "sleep", nil)
+		done <- res
+	}()
+	stacks := func() string {
+		b := make([]byte, 1<<20)
+		return string(b[:runtime.Stack(b, true)])
+	}
+	require.Eventually(t, func() bool { return strings.Contains(stacks(), "execgate.superviseLoop(") },
+		20*time.Second, 5*time.Millisecond, "the handed call is not supervised by the poll loop")
+	assert.Equal(t, before+1, warmHelpers.handed.Load(), "the call was handed to a warm helper")
+	assert.NotContains(t, stacks(), "execgate.drain(", "the call has reader goroutines")
+	cancel()
+	res := <-done
+	assert.Equal(t, TerminationCanceled, res.Termination, "%+v", res)
+	assert.False(t, res.OK)
 }

@@ -24,9 +24,11 @@ import (
 // poller: each of those cost a call wake-ups of other threads, which made
 // a short command cost this process more processor time than os/exec. What
 // happens is the same as in supervise, step for step (see
-// [DefaultExecFn]); a confined call, a kernel without pidfds (before
-// 5.3), and a started call whose leader no pidfd can be had for, take
-// supervise.
+// [DefaultExecFn]). A confined call handed to a warm helper is supervised
+// the same way, the helper being the leader (see superviseWarm); a
+// confined call that starts its own helper, a kernel without pidfds
+// (before 5.3), and a started call whose leader no pidfd can be had for,
+// take supervise.
 
 // polledSupervision reports whether this kernel gives pidfds, probed once.
 var polledSupervision = sync.OnceValue(func() bool {
