@@ -496,17 +496,18 @@ func (w *Warm) Handoff(req Request, stdout, stderr, stdin, exe *os.File) (*Launc
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
-	b := req.Encode()
+	// The length first, then the Request, in one buffer.
+	msg := req.appendEncoding(make([]byte, 8, 4<<10))
+	b := msg[8:]
+	binary.BigEndian.PutUint64(msg, uint64(len(b)))
 	// One message on an empty socket, small enough not to block: the
 	// length, then the Request itself, or as much of it as
 	// handoffInline allows (all of any ordinary one). The helper finds
 	// the Request there as soon as it has the descriptors, and does not
 	// wait for this process to schedule a goroutine that writes it.
 	inline := min(len(b), handoffInline)
-	msg := make([]byte, 0, 8+inline)
-	msg = binary.BigEndian.AppendUint64(msg, uint64(len(b)))
-	msg = append(msg, b[:inline]...)
 	rest := b[inline:]
+	msg = msg[:8+inline]
 	err := unix.Sendmsg(int(w.conn.Fd()), msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
 	if l.egressC != nil {
 		l.egressC.Close()

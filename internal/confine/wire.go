@@ -152,8 +152,11 @@ type Request struct {
 // field in order; strings as an 8-byte big-endian length and the bytes,
 // lists as an 8-byte count and their elements, integers and booleans as 8
 // bytes.
-func (r *Request) Encode() []byte {
-	var e encoder
+func (r *Request) Encode() []byte { return r.appendEncoding(nil) }
+
+// appendEncoding appends the encoding of r (see Encode) to b.
+func (r *Request) appendEncoding(b []byte) []byte {
+	e := encoder{b: b}
 	e.str(requestMagic)
 	e.str(r.Token)
 	e.str(r.Path)
