@@ -55,7 +55,7 @@ type schemaChecker interface {
 // An empty list gives an Allowlist that refuses everything.
 func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 	var cwd string
-	hashes := make(map[string]string)
+	memo := newAllowMemo()
 	a := &Allowlist{entries: make(map[string]*entry, len(specs)), dispatchers: make(map[string]*entry)}
 	var prev *entry
 	for _, s := range specs {
@@ -72,7 +72,7 @@ func NewAllowlist(specs ...CommandSpec) (*Allowlist, error) {
 			}
 			cwd = wd
 		}
-		e, err := newEntry(s, cwd, hashes)
+		e, err := newEntry(s, cwd, memo)
 		if err != nil {
 			return nil, err
 		}
@@ -104,16 +104,16 @@ func shareEnv(e, prev *entry) {
 // steps below, so that the first problem found is the one reported: the
 // schema, the floor, the executable and its pin, the limits, the working
 // directory, the environment and the confinement. cwd is the working
-// directory used for an empty Dir; hashes caches the digests of pinned
-// executables across the specs of one Allowlist.
-func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, error) {
+// directory used for an empty Dir; memo holds what the file system told
+// the specs of the same Allowlist before it.
+func newEntry(s CommandSpec, cwd string, memo *allowMemo) (*entry, error) {
 	if err := checkSchema(&s); err != nil {
 		return nil, err
 	}
 	if err := fillFloor(&s); err != nil {
 		return nil, err
 	}
-	if err := resolveExecutable(&s, hashes); err != nil {
+	if err := resolveExecutable(&s, memo); err != nil {
 		return nil, err
 	}
 	if err := fillLimits(&s); err != nil {
@@ -122,7 +122,7 @@ func newEntry(s CommandSpec, cwd string, hashes map[string]string) (*entry, erro
 	if err := fillDir(&s, cwd); err != nil {
 		return nil, err
 	}
-	if err := bindArgs(&s); err != nil {
+	if err := bindArgs(&s, memo); err != nil {
 		return nil, err
 	}
 	list, err := copyEnv(&s)
@@ -189,8 +189,8 @@ func fillFloor(s *CommandSpec) error {
 
 // resolveExecutable resolves s.Command to an absolute path and checks the
 // file against s.SHA256 when it is pinned.
-func resolveExecutable(s *CommandSpec, hashes map[string]string) error {
-	path, err := inputrules.ResolveCommand(s.Command)
+func resolveExecutable(s *CommandSpec, memo *allowMemo) error {
+	path, err := memo.resolveCommand(s.Command)
 	if err != nil {
 		return specProblem(s.Name, "Command", "%v", err)
 	}
@@ -203,13 +203,13 @@ func resolveExecutable(s *CommandSpec, hashes map[string]string) error {
 		if len(pin) != sha256.Size*2 || !isHex(pin) {
 			return specProblem(s.Name, "SHA256", "must be 64 hex digits")
 		}
-		got, ok := hashes[path]
+		got, ok := memo.hashes[path]
 		if !ok {
 			var err error
 			if got, err = fileSHA256(path); err != nil {
 				return specProblem(s.Name, "SHA256", "cannot hash %s: %v", path, err)
 			}
-			hashes[path] = got // several specs often pin one executable
+			memo.hashes[path] = got // several specs often pin one executable
 		}
 		if got != pin {
 			return specProblem(s.Name, "SHA256", "%s does not match the pinned digest", path)
@@ -260,12 +260,12 @@ func fillDir(s *CommandSpec, cwd string) error {
 
 // bindArgs binds a schema that checks arguments against the working
 // directory (path arguments) to s.Dir, which fillDir has made absolute.
-func bindArgs(s *CommandSpec) error {
+func bindArgs(s *CommandSpec, memo *allowMemo) error {
 	b, ok := s.Args.(dirBinder)
 	if !ok {
 		return nil
 	}
-	bound, err := b.bindDir(s.Dir)
+	bound, err := b.bindDir(s.Dir, memo)
 	if err != nil {
 		return specProblem(s.Name, "Args", "%v", err)
 	}
@@ -395,4 +395,59 @@ func (e *entry) publicSpec() CommandSpec {
 	s.Confine = e.spec.Confine.clone()
 	s.Hints = e.spec.Hints.clone()
 	return s
+}
+
+// allowMemo holds what NewAllowlist learnt of the file system while it
+// checked the specs before the one it checks: the digests of pinned
+// executables, where each Command resolved to, and where each path rule's
+// root leads. A configuration of thousands of tools names a few programs
+// and directories thousands of times. What a spec is checked against is
+// then what the file system held while the Allowlist was made, as it is
+// for one spec alone; nothing is kept once NewAllowlist returns.
+type allowMemo struct {
+	hashes   map[string]string // executable path -> SHA-256 in hex
+	commands map[string]resolvedCommand
+	roots    map[string]string // path rule root -> its symbolic links resolved
+}
+
+// resolvedCommand is what inputrules.ResolveCommand returned for a
+// Command.
+type resolvedCommand struct {
+	path string
+	err  error
+}
+
+func newAllowMemo() *allowMemo {
+	return &allowMemo{hashes: make(map[string]string), commands: make(map[string]resolvedCommand), roots: make(map[string]string)}
+}
+
+// resolveCommand is inputrules.ResolveCommand, once per Command for m.
+func (m *allowMemo) resolveCommand(cmd string) (string, error) {
+	if m == nil {
+		return inputrules.ResolveCommand(cmd)
+	}
+	if r, ok := m.commands[cmd]; ok {
+		return r.path, r.err
+	}
+	path, err := inputrules.ResolveCommand(cmd)
+	m.commands[cmd] = resolvedCommand{path, err}
+	return path, err
+}
+
+// resolveRoot returns the root r (cleaned and absolute) with its symbolic
+// links resolved, or r itself when they cannot be, once per root for m.
+func (m *allowMemo) resolveRoot(r string) string {
+	if m != nil {
+		if real, ok := m.roots[r]; ok {
+			return real
+		}
+	}
+	real, err := filepath.EvalSymlinks(r)
+	if err != nil {
+		real = r
+	}
+	if m != nil {
+		m.roots[r] = real
+	}
+	return real
 }

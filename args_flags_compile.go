@@ -394,11 +394,11 @@ func validFlagName(name string) bool { return inputrules.ValidWord(name) }
 // working directory, and so must be bound to it: [NewAllowlist] calls
 // bindDir with the spec's resolved Dir and keeps what it returns.
 type dirBinder interface {
-	bindDir(dir string) (ArgsSchema, error)
+	bindDir(dir string, memo *allowMemo) (ArgsSchema, error)
 }
 
 // bindDir returns a copy of s whose path rules check against dir.
-func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
+func (s *flagsSchema) bindDir(dir string, memo *allowMemo) (ArgsSchema, error) {
 	if s.err != nil {
 		return s, nil
 	}
@@ -408,7 +408,7 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 	if !s.hasPathRule() {
 		// Nothing to bind but the positionals: the rules, immutable
 		// after Flags, are shared with s.
-		return c.bindPositionals(dir)
+		return c.bindPositionals(dir, memo)
 	}
 	c.rules = make([]*flagRule, len(s.rules)) // the indexes of spellings still hold
 	for i, r := range s.rules {
@@ -422,7 +422,7 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 			if r.Path != nil {
 				rule = *r.Path
 			}
-			b, err := bindPath(rule, dir)
+			b, err := bindPath(rule, dir, memo)
 			if err != nil {
 				return nil, fmt.Errorf("flag %q: Path: %v", r.Name, err)
 			}
@@ -437,7 +437,7 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 					if vr.Path != nil {
 						rule = *vr.Path
 					}
-					b, err := bindPath(rule, dir)
+					b, err := bindPath(rule, dir, memo)
 					if err != nil {
 						return nil, fmt.Errorf("flag %q: value %q: Path: %v", r.Name, r.Values[j].Name, err)
 					}
@@ -448,7 +448,7 @@ func (s *flagsSchema) bindDir(dir string) (ArgsSchema, error) {
 		}
 		c.rules[i] = &nr
 	}
-	return c.bindPositionals(dir)
+	return c.bindPositionals(dir, memo)
 }
 
 // hasPathRule reports whether a flag of s, or a value of one, takes a
@@ -477,9 +477,9 @@ func (r *flagRule) hasPathRule() bool {
 
 // bindPositionals binds the path rule of the positionals of s, a copy
 // bindDir made, to dir, and returns s.
-func (s *flagsSchema) bindPositionals(dir string) (ArgsSchema, error) {
+func (s *flagsSchema) bindPositionals(dir string, memo *allowMemo) (ArgsSchema, error) {
 	if p := s.spec.Positionals.Path; p != nil {
-		b, err := bindPath(*p, dir)
+		b, err := bindPath(*p, dir, memo)
 		if err != nil {
 			return nil, fmt.Errorf("Positionals.Path: %v", err)
 		}

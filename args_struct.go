@@ -116,13 +116,13 @@ type structSchema[T any] struct {
 
 // bindDir implements dirBinder: a schema with Path fields checks them
 // against the spec's working directory.
-func (s *structSchema[T]) bindDir(dir string) (ArgsSchema, error) {
+func (s *structSchema[T]) bindDir(dir string, memo *allowMemo) (ArgsSchema, error) {
 	if s.err != nil || len(s.paths) == 0 {
 		return s, nil
 	}
 	c := *s
 	var err error
-	if c.paths, err = bindPaths(s.paths, dir); err != nil {
+	if c.paths, err = bindPaths(s.paths, dir, memo); err != nil {
 		return nil, err
 	}
 	return &c, nil

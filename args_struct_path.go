@@ -126,10 +126,10 @@ func holdsPath(t reflect.Type, seen map[reflect.Type]bool) bool {
 }
 
 // bindPaths returns paths bound to the working directory dir.
-func bindPaths(paths []structPath, dir string) ([]structPath, error) {
+func bindPaths(paths []structPath, dir string, memo *allowMemo) ([]structPath, error) {
 	out := make([]structPath, len(paths))
 	for i, p := range paths {
-		b, err := bindPath(p.rule, dir)
+		b, err := bindPath(p.rule, dir, memo)
 		if err != nil {
 			return nil, err
 		}

@@ -95,7 +95,7 @@ type boundPathRule struct {
 // bindPath returns rule checked against the working directory dir
 // (absolute). A root that is not absolute is an error; a root that does
 // not exist is kept as given (nothing inside it exists either).
-func bindPath(rule PathRule, dir string) (*boundPathRule, error) {
+func bindPath(rule PathRule, dir string, memo *allowMemo) (*boundPathRule, error) {
 	b := &boundPathRule{rule: rule, dir: filepath.Clean(dir)}
 	roots := rule.Roots
 	if len(roots) == 0 {
@@ -114,11 +114,7 @@ func bindPath(rule PathRule, dir string) (*boundPathRule, error) {
 	}
 	if !rule.Lexical {
 		for _, r := range b.roots {
-			if real, err := filepath.EvalSymlinks(r); err == nil {
-				b.resolved = append(b.resolved, real)
-			} else {
-				b.resolved = append(b.resolved, r)
-			}
+			b.resolved = append(b.resolved, memo.resolveRoot(r))
 		}
 	}
 	return b, nil
@@ -269,7 +265,7 @@ func (r *PathRule) validate() error {
 	if r == nil {
 		return nil
 	}
-	_, err := bindPath(PathRule{Roots: r.Roots, Must: r.Must, Lexical: true}, "/")
+	_, err := bindPath(PathRule{Roots: r.Roots, Must: r.Must, Lexical: true}, "/", nil)
 	return err
 }
 

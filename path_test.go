@@ -75,7 +75,7 @@ func TestTypedGrammars_PathsStayInsideTheirRoots(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := bindPath(c.rule, root)
+			b, err := bindPath(c.rule, root, nil)
 			require.NoError(t, err)
 			got, err := b.check(c.token)
 			if c.want == "" {
@@ -93,9 +93,9 @@ func TestTypedGrammars_PathsStayInsideTheirRoots(t *testing.T) {
 }
 
 func TestBindPath_RefusesBadRules(t *testing.T) {
-	_, err := bindPath(PathRule{Roots: []string{"relative/dir"}}, "/")
+	_, err := bindPath(PathRule{Roots: []string{"relative/dir"}}, "/", nil)
 	assert.ErrorContains(t, err, "not absolute")
-	_, err = bindPath(PathRule{Must: "maybe"}, "/")
+	_, err = bindPath(PathRule{Must: "maybe"}, "/", nil)
 	assert.ErrorContains(t, err, "unknown Must")
 }
 
