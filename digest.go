@@ -60,7 +60,8 @@ import (
 
 func specFingerprint(e *entry) string {
 	s := &e.spec
-	h := canon.New("execgate.spec.v1")
+	var buf [2048]byte // an environment and a confinement's paths fit
+	h := canon.NewBuffer(buf[:], "execgate.spec.v1")
 	h.String("name", s.Name)
 	h.String("path", s.Command)
 	h.String("sha256", s.SHA256)
