@@ -264,72 +264,63 @@ func (e *examplesDoc) collect(name string) []exampleRun {
 // the same policies but no rate limits and no grants, so that they test
 // the rules and nothing that changes while the program runs.
 func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies []policy.Policy, opts policy.Options) {
-	// The examples of each tool, in file order.
-	type toolRuns struct {
-		t    *toolDoc
-		runs []exampleRun
-	}
-	var cmds []toolRuns
-	for _, t := range doc.tools {
-		var runs []exampleRun
-		if t.bare != nil {
-			runs = append(runs, t.bare.examples.collect(t.name.v+".run")...)
-		}
-		for _, c := range t.commands {
-			runs = append(runs, c.examples.collect(t.name.v+"."+c.name)...)
-		}
-		if len(runs) > 0 {
-			cmds = append(cmds, toolRuns{t, runs})
-		}
-	}
 	var rules []exampleRun
 	for _, pd := range doc.policies {
 		for _, rd := range pd.rules {
 			rules = append(rules, rd.examples.collect("")...)
 		}
 	}
-	if len(cmds) > 0 {
-		x, err := execgate.NewExecutor(execgate.Config{Allowlist: allow, ExecFn: startNothing})
-		if err != nil {
-			p.at(0, 0, "", "cannot run the examples: %v", err)
-			return
+	// The examples of each tool, in file order. A tool whose entry is,
+	// but for its name, the entry of a tool checked before (an entry
+	// naming the same profile with the same site values and overrides,
+	// say) has the same commands under other names: its examples are the
+	// same calls of the same specs, in the same order, decided without a
+	// policy, and end as the first tool's did. Only those that failed
+	// there are checked again, so that each failure is reported at its
+	// own entry, under its own name. Entries naming a profile are alike so
+	// whatever their working directories (see examplesKey): an example
+	// that held at the first is not checked again in the others'.
+	var x *execgate.Executor
+	failed := make(map[*alikeEntries][]int) // the examples that failed, by index
+	for _, t := range doc.tools {
+		a := t.alike
+		bad, again := failed[a]
+		if again && a != nil && len(bad) == 0 {
+			continue
 		}
-		// A tool whose entry is, but for its name, the entry of a tool
-		// checked before (an entry naming the same profile with the same
-		// site values and overrides, say) has the same commands under
-		// other names: its examples are the same calls of the same specs,
-		// in the same order, decided without a policy, and end as the
-		// first tool's did. Only those that failed there are checked
-		// again, so that each failure is reported at its own entry, under
-		// its own name. Entries naming a profile are alike so whatever
-		// their working directories (see examplesKey): an example that
-		// held at the first is not checked again in the others'.
-		failed := make(map[*alikeEntries][]int) // the examples that failed, by index
-		for _, tr := range cmds {
-			a := tr.t.alike
-			p.reloc = tr.t.reloc
-			if bad, ok := failed[a]; ok && a != nil {
-				for _, i := range bad {
-					p.checkExample(x, allow, tr.runs[i])
-					p.examplesRun++
-				}
-				continue
+		runs := t.exampleRuns()
+		if len(runs) == 0 {
+			continue
+		}
+		if x == nil {
+			var err error
+			if x, err = execgate.NewExecutor(execgate.Config{Allowlist: allow, ExecFn: startNothing}); err != nil {
+				p.at(0, 0, "", "cannot run the examples: %v", err)
+				return
 			}
-			var bad []int
-			for i, r := range tr.runs {
-				before, warned := p.count(), len(p.warned)
-				p.checkExample(x, allow, r)
+		}
+		p.reloc = t.reloc
+		if again && a != nil {
+			for _, i := range bad {
+				p.checkExample(x, allow, runs[i])
 				p.examplesRun++
-				if p.count() != before || len(p.warned) != warned {
-					bad = append(bad, i)
-				}
 			}
-			if a != nil {
-				failed[a] = bad
+			continue
+		}
+		bad = nil
+		for i, r := range runs {
+			before, warned := p.count(), len(p.warned)
+			p.checkExample(x, allow, r)
+			p.examplesRun++
+			if p.count() != before || len(p.warned) != warned {
+				bad = append(bad, i)
 			}
 		}
-		p.reloc = nil
+		if a != nil {
+			failed[a] = bad
+		}
 	}
+	p.reloc = nil
 
 	if len(rules) > 0 {
 		ps := make([]policy.Policy, len(policies))
@@ -480,4 +471,17 @@ func argvString(cmd string, args []string) string {
 // reports a clean exit and starts no process.
 func startNothing(context.Context, execgate.Invocation) execgate.Outcome {
 	return execgate.Outcome{}
+}
+
+// exampleRuns returns the examples of the tool's bare entry and commands,
+// in file order.
+func (t *toolDoc) exampleRuns() []exampleRun {
+	var runs []exampleRun
+	if t.bare != nil {
+		runs = append(runs, t.bare.examples.collect(t.name.v+".run")...)
+	}
+	for _, c := range t.commands {
+		runs = append(runs, c.examples.collect(t.name.v+"."+c.name)...)
+	}
+	return runs
 }
