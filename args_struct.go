@@ -48,6 +48,12 @@ import (
 //
 // # Validation
 //
+// An input whose arrays and objects decoded into slices, arrays and maps
+// of T hold more than [MaxStructElements] elements and members in all is
+// refused before it is checked: checking each one (a dive over a list,
+// say) costs memory, and refusing 1 MiB of "{}" items once took hundreds
+// of megabytes.
+//
 // After decoding, T is checked with validator/v10 (with required structs
 // enabled) and every failing field is reported. Note validator's meaning
 // of required: a non-pointer field must be non-zero, so a required int
@@ -134,6 +140,12 @@ func (s *structSchema[T]) check() error { return s.err }
 // JSONSchema implements [ArgsSchema].
 func (s *structSchema[T]) JSONSchema() json.RawMessage { return s.schema }
 
+// MaxStructElements is how many array elements and object members, all
+// together, an input of a [Struct] schema may hold in the slices and maps
+// of its type. No command's arguments need more; an input that has more
+// is refused with a [ValidationError].
+const MaxStructElements = 10_000
+
 // maxStructIssues bounds how many issues one structRefusal lists.
 const maxStructIssues = 32
 
@@ -157,7 +169,7 @@ func (s *structSchema[T]) Parse(input json.RawMessage) (argv Argv, err error) {
 	}
 	var v T
 	var issues []Issue
-	if err := (strictjson.Options{MaxSize: MaxInputSize}).Decode(data, &v); err != nil {
+	if err := (strictjson.Options{MaxSize: MaxInputSize, MaxElements: MaxStructElements}).Decode(data, &v); err != nil {
 		var se *strictjson.Error
 		if !errors.As(err, &se) {
 			return Argv{}, &ValidationError{Issues: []Issue{{Message: "input refused: the command's schema is misconfigured"}}}

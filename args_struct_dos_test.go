@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -128,4 +129,49 @@ func TestBoundedEverything_FlagsInputBuildsNoLargeTree(t *testing.T) {
 			assert.Less(t, allocated, uint64(8*execgate.MaxInputSize))
 		})
 	}
+}
+
+// TestBoundedEverything_StructElementsAreBounded sends a Struct schema
+// inputs of failing list items: as many as MaxStructElements allows,
+// which are checked and refused for what they lack, and one more, which
+// is refused before any is checked, saying why. Refusing the largest
+// input of such items the gate accepts allocates a small multiple of its
+// size: checking each of its 350,000 items took 200 MB or more, so that a
+// few calls at once could exhaust the gate's memory.
+//
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_StructElementsAreBounded(t *testing.T) {
+	x, rec := newGate(t, execgate.Config{}, execgate.CommandSpec{
+		Name: "many", Command: "/bin/echo",
+		Args: execgate.Struct(func(manyItems) execgate.Argv { return execgate.Argv{} }),
+	})
+	items := func(n int) json.RawMessage {
+		return json.RawMessage(`{"items":[` + strings.TrimSuffix(strings.Repeat(`{},`, n), ",") + `]}`)
+	}
+	refusal := func(input json.RawMessage) string {
+		_, err := x.Run(context.Background(), "many", input)
+		var ve *execgate.ValidationError
+		require.ErrorAs(t, err, &ve)
+		return ve.Error()
+	}
+	assert.Contains(t, refusal(items(execgate.MaxStructElements)), "required", "items up to the bound are checked")
+	over := refusal(items(execgate.MaxStructElements + 1))
+	assert.Contains(t, over, fmt.Sprintf("at most %d are read", execgate.MaxStructElements))
+	assert.NotContains(t, over, "required", "items past the bound are not checked")
+
+	var b bytes.Buffer
+	b.WriteString(`{"items":[{}`)
+	for b.Len() < execgate.MaxInputSize-8 {
+		b.WriteString(`,{}`)
+	}
+	b.WriteString(`]}`)
+	require.LessOrEqual(t, b.Len(), execgate.MaxInputSize)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	refusal(b.Bytes())
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	assert.Less(t, allocated, uint64(8*execgate.MaxInputSize), "refusing %d bytes allocated %d", b.Len(), allocated)
+	assert.Zero(t, rec.Count())
 }

@@ -86,6 +86,12 @@ type Options struct {
 	// checked, but nothing more is kept and the input is refused, so that
 	// a small input cannot build a large tree.
 	MaxValues int
+	// MaxElements bounds how many array elements and object members are
+	// read into slices, arrays and maps of the target, all of them
+	// together; 0 means no bound. Past it, reading stops and the input
+	// is refused, so that what the caller then does for each element
+	// (validating it, say) is bounded too.
+	MaxElements int
 }
 
 // Decode decodes the JSON object in data into the struct v points to,
@@ -188,6 +194,7 @@ type decoder struct {
 	problems []Problem
 	fatal    bool
 	kept     int // values kept in Value and Object fields, for MaxValues
+	read     int // elements and members read into the target, for MaxElements
 	// The path to the value being read: its first inlinePath elements
 	// in path, the rest in deep, so that the common shallow input needs
 	// no allocation for it.
@@ -729,6 +736,18 @@ func (d *decoder) members(member func(key []byte, bad badString)) {
 	}
 }
 
+// element counts one more element or member read into the target and
+// reports whether Options.MaxElements allows it; past the bound it stops
+// reading, with a problem at the element's container.
+func (d *decoder) element() bool {
+	d.read++
+	if d.opts.MaxElements > 0 && d.read > d.opts.MaxElements {
+		d.fail(fmt.Sprintf("too many array elements and object members: at most %d are read; send fewer", d.opts.MaxElements))
+		return false
+	}
+	return true
+}
+
 // elements reads an array whose '[' is at pos, calling element for each
 // index with pos at the start of its value; element must read the value.
 func (d *decoder) elements(element func(i int)) {
@@ -770,6 +789,9 @@ func (d *decoder) mapObject(v reflect.Value, p *plan, depth int) {
 			d.skip(depth+1, false)
 			return
 		}
+		if !d.element() {
+			return
+		}
 		elem := reflect.New(p.t.Elem()).Elem()
 		d.push(pathElem{kind: elemKey, name: key})
 		d.value(elem, p.elem, depth+1)
@@ -788,6 +810,9 @@ func (d *decoder) slice(v reflect.Value, p *plan, depth int) {
 	}
 	v.SetZero()
 	d.elements(func(i int) {
+		if !d.element() {
+			return
+		}
 		if i == v.Cap() {
 			v.Grow(max(i, 4))
 		}

@@ -358,3 +358,41 @@ func TestDecodeRefusalsAreLinear(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeMaxElements reads inputs whose slices and maps hold, in all,
+// as many elements and members as Options.MaxElements allows, and one
+// more: the first is read, the second refused with reading stopped, the
+// count taken across every slice and map of the target, nested ones
+// included.
+func TestDecodeMaxElements(t *testing.T) {
+	type nested struct {
+		Lists [][]string        `json:"lists"`
+		Map   map[string]string `json:"map"`
+		Paths []string          `json:"paths"`
+	}
+	opts := strictjson.Options{MaxElements: 6}
+	for _, c := range []struct {
+		why, input string
+		ok         bool
+	}{
+		{"six in one slice", `{"paths":["a","b","c","d","e","f"]}`, true},
+		{"seven in one slice", `{"paths":["a","b","c","d","e","f","g"]}`, false},
+		{"six across a slice and a map", `{"paths":["a","b","c"],"map":{"x":"1","y":"2","z":"3"}}`, true},
+		{"seven across a slice and a map", `{"paths":["a","b","c"],"map":{"x":"1","y":"2","z":"3","w":"4"}}`, false},
+		{"an outer list's items count with their own", `{"lists":[["a","b"],["c","d"]]}`, true},
+		{"and past the bound are refused", `{"lists":[["a","b"],["c","d","e"]]}`, false},
+	} {
+		var v nested
+		err := opts.Decode([]byte(c.input), &v)
+		if c.ok {
+			assert.NoError(t, err, c.why)
+			continue
+		}
+		var se *strictjson.Error
+		require.ErrorAs(t, err, &se, c.why)
+		assert.False(t, se.Partial, "%s: reading stops", c.why)
+		assert.Contains(t, se.Error(), "at most 6 are read", c.why)
+	}
+	var v nested
+	assert.NoError(t, strictjson.Options{}.Decode([]byte(`{"paths":["a","b","c","d","e","f","g"]}`), &v), "no bound by default")
+}
