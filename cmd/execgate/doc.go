@@ -675,7 +675,9 @@
 // when it is approved. A file that does not pass changes nothing: every
 // problem is logged on stderr with its line, as execgate check prints it,
 // then "reload refused; still serving the configuration loaded before".
-// A success is logged as "reloaded the configuration". A reload also ends
+// A success is logged as "reloaded the configuration", followed, as at a
+// start, by the new file's warnings and the tools it serves that can
+// never run on this transport. A reload also ends
 // the grants made with approvals of a command the new file no longer
 // serves, and its server.max_grant applies to the grants made next (see
 // "Grants").

@@ -383,7 +383,8 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 	}
 	warnNeverRun(ctx, logger, g, tokenAudience(srv, true))
 	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: h.ms, apis: []*api{h.api},
-		needTokens: true, logicalNames: o.logicalNames, mcpHTTP: true, notify: g.notify})()
+		needTokens: true, logicalNames: o.logicalNames, mcpHTTP: true, notify: g.notify,
+		gate: g, audience: func(srv *config.Server) audience { return tokenAudience(srv, true) }})()
 	err = c.serveHTTP(ctx, lc, h, "MCP over Streamable HTTP (path "+mcpPath+") and the approval routes", logger)
 	h.closeSessions()
 	if err != nil {

@@ -68,8 +68,11 @@ func tokenAudience(srv *config.Server, mcpHTTP bool) audience {
 // nothing can give one. A tool some call of which may run is not named;
 // so is a dispatcher the policy decides subcommand by subcommand, whose
 // calls cannot all be judged before they are made.
+//
+// It judges the allowlist g's Executor serves now, so that after a
+// reload it judges the new file's tools under the new rules.
 func warnNeverRun(ctx context.Context, logger *slog.Logger, g *gate, au audience) {
-	for _, spec := range g.loaded.Allowlist.Specs() {
+	for _, spec := range g.x.Allowlist().Specs() {
 		held := false
 		runs := false
 		for _, p := range au.callers {

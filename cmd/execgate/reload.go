@@ -50,6 +50,12 @@ type reloader struct {
 	// notify is told the webhooks of the file (server.notify); nil
 	// when serve tells none.
 	notify *notifier
+	// gate and audience, when gate is set, are serve's gate and who can
+	// call and approve on its transport given a file's server section:
+	// after a reload, the tools that can never run there are logged, as
+	// at the start (see warnNeverRun).
+	gate     *gate
+	audience func(*config.Server) audience
 
 	mu  sync.Mutex
 	cur *config.Loaded // guarded by mu
@@ -88,6 +94,11 @@ func (r *reloader) reloadAndLog() {
 	n, err := r.reload()
 	if err == nil {
 		r.log.Info("execgate: reloaded the configuration", "file", r.path, "commands", n)
+		// What a start says of a file that loads, a reload says of it.
+		logWarnings(r.log, r.cur)
+		if r.gate != nil && r.audience != nil {
+			warnNeverRun(context.Background(), r.log, r.gate, r.audience(serverOf(r.cur)))
+		}
 		return
 	}
 	var list config.ErrorList
@@ -232,4 +243,11 @@ func readConfig(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, config.MaxFileSize+1))
+}
+
+// logWarnings logs the warnings of the configuration l, which loads.
+func logWarnings(logger *slog.Logger, l *config.Loaded) {
+	for _, w := range l.Warnings() {
+		logger.Warn("execgate: the configuration loads, with a warning", "warning", w.String())
+	}
 }

@@ -291,3 +291,36 @@ func TestE2E_ReloadOverStdio(t *testing.T) {
 		})
 	}
 }
+
+// TestE2E_ReloadLogsWhatAStartWould: a reload that puts a file in force
+// logs its warnings and the tools that can never run, as a start logs
+// them: an operator who adds a tool no call can run learns it from the
+// reload's log, not from the agent. Nothing of the kind is logged for a
+// tool the file does not serve.
+func TestE2E_ReloadLogsWhatAStartWould(t *testing.T) {
+	const token = "reload-warn-token"
+	const locked = `  - name: locked
+    bin: /bin/true
+    default_action: deny`
+	path := writeFile(t, "tools.yaml", reloadFile(trueTool, token))
+	p := startServe(t, "--config", path, "--http", "127.0.0.1:0")
+	p.stderr.waitFor(t, regexp.MustCompile(`serving the HTTP API on (http://127\.0\.0\.1:\d+)`))
+	started := p.stderr.String()
+	assert.NotContains(t, started, `"locked"`)
+
+	require.NoError(t, os.WriteFile(path, []byte(reloadFile(trueTool+"\n"+locked, token)), 0o600))
+	p.hangup(t, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	var after string
+	for time.Now().Before(deadline) {
+		after = strings.TrimPrefix(p.stderr.String(), started)
+		if strings.Contains(after, "can never run") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Contains(t, after, `the tool \"locked\" can never run here: its default_action denies every call of it`)
+	assert.Contains(t, after, `the dispatcher \"locked\" is served without a description`)
+	assert.Equal(t, 1, strings.Count(after, `can never run`), "once, for the one tool: %s", after)
+	p.stop(t)
+}

@@ -206,9 +206,7 @@ func (c *cli) serve(ctx context.Context, o *serveOptions) int {
 	srv := g.server()
 	logRecovery(logger, o.audit, g.chain)
 	g.grants.setLogger(logger)
-	for _, w := range g.loaded.Warnings() {
-		logger.Warn("execgate: the configuration loads, with a warning", "warning", w.String())
-	}
+	logWarnings(logger, g.loaded)
 	if code := c.startNotify(o, g, srv, logger); code != exitOK {
 		return code
 	}
@@ -285,7 +283,8 @@ func (c *cli) serveAPI(ctx context.Context, o *serveOptions, g *gate, srv *confi
 	if err != nil {
 		return c.fail(exitUsage, err)
 	}
-	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, apis: []*api{h}, needTokens: true, notify: g.notify})()
+	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, apis: []*api{h}, needTokens: true, notify: g.notify,
+		gate: g, audience: func(srv *config.Server) audience { return tokenAudience(srv, false) }})()
 	if err := c.serveHTTP(ctx, lc, h, "the HTTP API", logger); err != nil {
 		return c.fail(exitFailed, err)
 	}
@@ -337,7 +336,8 @@ func (c *cli) serveMCP(ctx context.Context, o *serveOptions, g *gate, srv *confi
 		return c.mcpServerFailed(o, err)
 	}
 	warnNeverRun(ctx, logger, g, stdioAudience(principal, o.approvals, o.approverHTTP != ""))
-	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, logicalNames: o.logicalNames, fixedPrincipal: o.principal != "", notify: g.notify}
+	reload := &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: ms, logicalNames: o.logicalNames, fixedPrincipal: o.principal != "", notify: g.notify,
+		gate: g, audience: func(*config.Server) audience { return stdioAudience(principal, o.approvals, o.approverHTTP != "") }}
 	if approver != nil {
 		reload.apis, reload.needApprovers = []*api{approver}, true
 	}
