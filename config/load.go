@@ -287,7 +287,7 @@ func load(name string, data []byte, opts policy.Options) (*Loaded, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name, warnings: b.warnings(sec, allow), examplesRun: p.examplesRun}
+	l := &Loaded{Allowlist: allow, Tools: b.tools, Server: srv, file: name, warnings: b.warnings(sec), examplesRun: p.examplesRun}
 	if sec != nil {
 		l.Policy, l.Engine = sec.engine, sec.engine
 		l.Policies, l.Grants, l.grantAt = sec.policies, sec.grants, sec.grantAt

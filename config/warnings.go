@@ -48,9 +48,11 @@ func (l *Loaded) Warnings() []Warning {
 }
 
 // warnings returns the warnings of a configuration that loaded: sec is
-// its policies section (nil when it has none) and allow its Allowlist.
-func (b *builder) warnings(sec *policySection, allow *execgate.Allowlist) []Warning {
-	specs := allow.Specs()
+// its policies section (nil when it has none). The specs are those b
+// built, which the Allowlist serves (under the same names, with the same
+// descriptions), without copying each one out of it again.
+func (b *builder) warnings(sec *policySection) []Warning {
+	specs := b.specs
 	out := slices.Clone(b.problems.warned)
 	add := func(at position, msg string) {
 		out = append(out, Warning{File: b.problems.file, Line: at.line, Column: at.col, Path: at.path, Message: oneLine.Replace(msg)})
