@@ -142,12 +142,13 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // own processes wrote. A leader that cannot be killed at all (stuck in the
 // kernel) delays the return until it ends.
 //
-// On Linux (5.3 and later, which have pidfds) an unconfined call is
-// supervised by the calling goroutine alone, on its own thread: one poll
-// waits for output, for the leader's exit, for ctx and for the next limit,
-// so a call starts no goroutine (one writes stdin when there is any) and
-// no timer. Elsewhere, and for a confined call, a goroutine reads each
-// stream and the limits are timers.
+// On Linux (5.3 and later, which have pidfds) an unconfined call, and a
+// confined one handed to a warm helper, is supervised by the calling
+// goroutine alone, on its own thread: one poll waits for output, for the
+// leader's exit, for ctx and for the next limit, so a call starts no
+// goroutine (one writes stdin when there is any) and no timer. Elsewhere,
+// and for a confined call that starts a helper of its own, a goroutine
+// reads each stream and the limits are timers.
 //
 // On Linux the commands die with the process that started them: the
 // leader has a parent-death signal (SIGKILL, sent when this process dies,
