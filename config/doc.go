@@ -786,9 +786,12 @@
 //     naming the same profile with the same site values and overrides,
 //     whatever their names and working directories, make the same calls
 //     of the same grammar: their examples are checked in full at the
-//     first of them, and at each of the others only those that did not
-//     hold at the first, again, in that entry's own working directory,
-//     so each such entry gets its own warning for those. An example of
+//     first of them, and at each of the others, in that entry's own
+//     working directory, those that did not hold at the first and, in
+//     another directory than the first's, every refuse example (a path
+//     rule's root is the working directory, so a working_dir of /etc lets
+//     through an example reading /etc/passwd, and says so). An allow
+//     example that held at the first is not checked again. An example of
 //     the file's own is always checked and is an error.
 //
 // execgate check prints the warnings on stderr, and execgate serve logs

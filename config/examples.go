@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -278,14 +279,24 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 	// policy, and end as the first tool's did. Only those that failed
 	// there are checked again, so that each failure is reported at its
 	// own entry, under its own name. Entries naming a profile are alike so
-	// whatever their working directories (see examplesKey): an example
+	// whatever their working directories (see examplesKey); in another
+	// working directory than the first's, the refuse examples are checked
+	// again as well: a path rule's root is the working directory, so one
+	// that was refused there may be accepted here (an example reading
+	// /etc/passwd, in /etc), which the warning must say. An allow example
 	// that held at the first is not checked again in the others'.
+	type outcome struct {
+		bad []int  // the examples that failed, by index
+		dir string // the working directory they were checked in
+	}
 	var x *execgate.Executor
-	failed := make(map[*alikeEntries][]int) // the examples that failed, by index
+	checked := make(map[*alikeEntries]outcome)
 	for _, t := range doc.tools {
 		a := t.alike
-		bad, again := failed[a]
-		if again && a != nil && len(bad) == 0 {
+		first, again := checked[a]
+		again = again && a != nil
+		moved := again && t.workingDir.v != first.dir
+		if again && !moved && len(first.bad) == 0 {
 			continue
 		}
 		runs := t.exampleRuns()
@@ -300,14 +311,16 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 			}
 		}
 		p.reloc = t.reloc
-		if again && a != nil {
-			for _, i := range bad {
-				p.checkExample(x, allow, runs[i])
-				p.examplesRun++
+		if again {
+			for i, r := range runs {
+				if (moved && !r.allow) || slices.Contains(first.bad, i) {
+					p.checkExample(x, allow, r)
+					p.examplesRun++
+				}
 			}
 			continue
 		}
-		bad = nil
+		var bad []int
 		for i, r := range runs {
 			before, warned := p.count(), len(p.warned)
 			p.checkExample(x, allow, r)
@@ -317,7 +330,7 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 			}
 		}
 		if a != nil {
-			failed[a] = bad
+			checked[a] = outcome{bad: bad, dir: t.workingDir.v}
 		}
 	}
 	p.reloc = nil

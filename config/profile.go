@@ -213,6 +213,13 @@ func (d *decoder) workingDir() (string, error) {
 // depends on, since the working directory is only put in the entry's
 // fields and confine read paths, which cloneTool sets (copyKey).
 func expansionKey(b []byte, name string, overrides, site []*yaml.Node, bin, dir string, copy bool) []byte {
+	// The two kinds of key never read alike: leaving a value out could
+	// otherwise make one kind's bytes another's.
+	if copy {
+		b = append(b, 'c')
+	} else {
+		b = append(b, 'e')
+	}
 	b = appendKeyString(b, name)
 	for i := 0; i+1 < len(overrides); i += 2 {
 		b = appendKeyNode(b, overrides[i])

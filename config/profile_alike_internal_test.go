@@ -55,43 +55,70 @@ func TestExamples_EntriesNamingAProfileAreAlikeOnlyWhenTheyExpandAlike(t *testin
 // working directories, one holding the archive.tar its examples name and
 // one empty. A profile's examples are the same calls of the same grammar
 // in either: they are checked in full at the first entry, and at the
-// second only those that did not hold at the first, in the second's own
-// directory, so that the second gets a warning exactly for those that
-// fail there too.
+// second only those that did not hold at the first and every refuse
+// example (a path rule's root is the working directory), in the second's
+// own directory, so that the second gets a warning exactly for those
+// that fail there. A second entry in the same directory as the first
+// checks none again.
 func TestExamples_ProfileEntriesInOtherWorkingDirectoriesShareTheirExamples(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	full, empty, empty2 := t.TempDir(), t.TempDir(), t.TempDir()
+	full, full2, empty, empty2 := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(full+"/archive.tar", []byte("x"), 0o600))
-	entry := func(name, dir string) string {
-		return fmt.Sprintf("  - profile: tar\n    name: %s\n    bin: %s\n    working_dir: %s\n", name, self, dir)
+	require.NoError(t, os.WriteFile(full2+"/archive.tar", []byte("x"), 0o600))
+	entry := func(profile, name, dir string) string {
+		return fmt.Sprintf("  - profile: %s\n    name: %s\n    bin: %s\n    working_dir: %s\n", profile, name, self, dir)
 	}
-	load := func(entries ...string) (run int, warned map[string]int) {
+	load := func(entries ...string) (run int, warned map[string][]string) {
 		t.Helper()
 		l, err := LoadBytes("tools.yaml", []byte("version: 1\ntools:\n"+strings.Join(entries, "")))
 		require.NoError(t, err)
-		warned = map[string]int{}
+		warned = map[string][]string{}
 		for _, w := range l.Warnings() {
-			warned[strings.SplitN(w.Path, ".", 2)[0]]++
+			tool := strings.SplitN(w.Path, ".", 2)[0]
+			warned[tool] = append(warned[tool], w.Message)
 		}
 		return l.examplesRun, warned
 	}
-	one, none := load(entry("a", full))
+	tar := func(name, dir string) string { return entry("tar", name, dir) }
+	one, none := load(tar("a", full))
 	require.Positive(t, one)
 	require.Empty(t, none, "the examples hold where archive.tar is")
-	_, fails := load(entry("a", empty))
-	failing := fails["tools[0]"]
+	_, fails := load(tar("a", empty))
+	failing := len(fails["tools[0]"])
 	require.Positive(t, failing, "some examples need archive.tar")
-
-	run, warned := load(entry("a", full), entry("b", empty))
-	assert.Equal(t, one, run, "the second entry's examples are not checked again when all held at the first")
+	run, warned := load(tar("a", full), tar("b", full2))
+	refuse := run - one
+	require.Positive(t, refuse, "the refuse examples are checked again in another directory")
 	assert.Empty(t, warned)
 
-	run, warned = load(entry("a", empty), entry("b", full))
-	assert.Equal(t, one+failing, run, "those that failed at the first are checked again at the second")
-	assert.Equal(t, map[string]int{"tools[0]": failing}, warned, "and hold there")
+	run, warned = load(tar("a", full), tar("b", full))
+	assert.Equal(t, one, run, "in the same directory, none is checked again when all held at the first")
+	assert.Empty(t, warned)
 
-	run, warned = load(entry("a", empty), entry("b", empty2))
-	assert.Equal(t, one+failing, run)
-	assert.Equal(t, map[string]int{"tools[0]": failing, "tools[1]": failing}, warned, "each entry warns for its own directory")
+	run, warned = load(tar("a", full), tar("b", empty))
+	assert.Equal(t, one+refuse, run, "in another, the allow examples that held at the first are not checked again")
+	assert.Empty(t, warned)
+
+	run, warned = load(tar("a", empty), tar("b", full))
+	assert.Equal(t, one+failing+refuse, run, "those that failed at the first are checked again at the second")
+	assert.Len(t, warned["tools[0]"], failing)
+	assert.Empty(t, warned["tools[1]"], "and hold there")
+
+	run, warned = load(tar("a", empty), tar("b", empty2))
+	assert.Equal(t, one+failing+refuse, run)
+	assert.Len(t, warned["tools[0]"], failing, "each entry warns for its own directory")
+	assert.Len(t, warned["tools[1]"], failing)
+
+	// A refuse example that a directory lets through is a warning at
+	// the entry whose directory it is, whichever entry comes first.
+	for _, order := range [][2]string{{"/nonexistent/dir", "/etc"}, {"/etc", "/nonexistent/dir"}} {
+		_, warned = load(entry("wc", "a", order[0]), entry("wc", "b", order[1]))
+		at := "tools[1]"
+		if order[0] == "/etc" {
+			at = "tools[0]"
+		}
+		assert.Contains(t, strings.Join(warned[at], "\n"), "refuse example for", "an entry in /etc: %v", warned)
+		assert.Contains(t, strings.Join(warned[at], "\n"), "/etc/passwd", "an entry in /etc: %v", warned)
+	}
 }
