@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -508,7 +509,16 @@ func (w *Warm) Handoff(req Request, stdout, stderr, stdin, exe *os.File) (*Launc
 	inline := min(len(b), handoffInline)
 	rest := b[inline:]
 	msg = msg[:8+inline]
-	err := unix.Sendmsg(int(w.conn.Fd()), msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+	sent, err := unix.SendmsgN(int(w.conn.Fd()), msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+	switch {
+	case err == nil && sent < 8:
+		// The helper reads the length with the descriptors, whole.
+		err = fmt.Errorf("only %d bytes of the handoff were sent", sent)
+	case err == nil && sent < len(msg):
+		// The socket is a stream: what was not sent follows, before
+		// the rest of the Request.
+		rest = append(slices.Clip(msg[sent:]), rest...)
+	}
 	if l.egressC != nil {
 		l.egressC.Close()
 	}
