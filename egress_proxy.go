@@ -64,6 +64,12 @@ type egressProxy struct {
 	open    map[net.Conn]struct{} // tunnelled and upstream connections
 	l       net.Listener
 	wg      sync.WaitGroup // handlers that are running
+	// counting is held, shared, by every read and write of a
+	// destination while it counts its bytes (see countingConn): an
+	// upstream connection of a forwarded request is written by the
+	// HTTP transport's own goroutine, which may not have counted what it
+	// sent when the handler returns.
+	counting sync.RWMutex
 }
 
 // connRecord is one attempt being made; the byte counts are updated while
@@ -191,6 +197,10 @@ func (p *egressProxy) close() ([]Connection, int) {
 	p.cancel()
 	p.srv.Close() // the listener, and the connections not tunnelled
 	p.wg.Wait()
+	// Every read and write under way has counted its bytes: the
+	// destinations are closed, so none blocks.
+	p.counting.Lock()
+	p.counting.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]Connection, 0, len(p.records))
@@ -395,7 +405,7 @@ func (p *egressProxy) dialAny(ctx context.Context, addrs []netip.Addr, port int,
 		rec.set(func(r *Connection) { r.Address = addr })
 		if err == nil {
 			rec.set(func(r *Connection) { r.Error = "" })
-			return &countingConn{Conn: c, sent: &rec.sent, received: &rec.received}, nil
+			return &countingConn{Conn: c, sent: &rec.sent, received: &rec.received, counting: &p.counting}, nil
 		}
 		why := dialError(err)
 		rec.set(func(r *Connection) { r.Error = why })
@@ -589,18 +599,25 @@ func (c *limitedConn) CloseWrite() error {
 }
 
 // countingConn counts the bytes written to and read from a destination.
+// Each read and write holds counting, shared, until its bytes are
+// counted, so that the proxy's close sees them counted.
 type countingConn struct {
 	net.Conn
 	sent, received *atomic.Int64
+	counting       *sync.RWMutex
 }
 
 func (c *countingConn) Read(b []byte) (int, error) {
+	c.counting.RLock()
+	defer c.counting.RUnlock()
 	n, err := c.Conn.Read(b)
 	c.received.Add(int64(n))
 	return n, err
 }
 
 func (c *countingConn) Write(b []byte) (int, error) {
+	c.counting.RLock()
+	defer c.counting.RUnlock()
 	n, err := c.Conn.Write(b)
 	c.sent.Add(int64(n))
 	return n, err

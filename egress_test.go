@@ -638,3 +638,45 @@ func TestEgress_LookupReadsTheHostsFileThenTheRootedName(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.0.0.7")}, addrs)
 }
+
+// lateConn is a destination whose Write returns only a while after it
+// has written, as a goroutine that is not scheduled at once would: close
+// releases it.
+type lateConn struct {
+	net.Conn
+	entered, closed chan struct{}
+	once            sync.Once
+}
+
+func (c *lateConn) Write(b []byte) (int, error) {
+	close(c.entered)
+	<-c.closed
+	time.Sleep(50 * time.Millisecond)
+	return len(b), nil
+}
+
+func (c *lateConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
+}
+
+// TestRecordIsTrue_EgressBytesCountedBeforeTheReport closes the proxy
+// while a write to a destination, made by a goroutine the proxy's
+// handlers do not wait for (the HTTP transport's own, for a forwarded
+// request), has not yet counted its bytes: the report close returns
+// counts them. It said 0 bytes sent for a request the server answered.
+func TestRecordIsTrue_EgressBytesCountedBeforeTheReport(t *testing.T) {
+	p := newEgressProxy(&egressRules{})
+	rec := p.record("example.com", 80, connectionHTTP)
+	p.keep(rec, true)
+	a, b := net.Pipe()
+	defer b.Close()
+	late := &lateConn{Conn: a, entered: make(chan struct{}), closed: make(chan struct{})}
+	c := &countingConn{Conn: late, sent: &rec.sent, received: &rec.received, counting: &p.counting}
+	require.True(t, p.track(c))
+	go c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+	<-late.entered // the write is under way
+	got, _ := p.close()
+	require.Len(t, got, 1)
+	assert.Equal(t, int64(len("GET / HTTP/1.1\r\n\r\n")), got[0].BytesSent)
+}
