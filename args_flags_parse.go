@@ -56,7 +56,7 @@ func (s *flagsSchema) Parse(input json.RawMessage) (Argv, error) {
 		if p.dropped > 0 {
 			p.issues = append(p.issues, Issue{Message: fmt.Sprintf("and %d more issues", p.dropped)})
 		}
-		return Argv{}, &ValidationError{Issues: p.issues}
+		return Argv{}, &ValidationError{Issues: p.issues, causes: p.causes}
 	}
 	if s.spec.EndOfOptions {
 		p.out = append(p.out, "--")
@@ -75,6 +75,7 @@ type flagsParse struct {
 	pos        []string // positionals
 	stdinBytes []byte
 	issues     []Issue
+	causes     []error // see addCause
 	dropped    int
 	// Occurrences so far by flagRule.index: the first rules in counts,
 	// the rest in moreCounts. (A slice into a buffer would make the parse
@@ -97,6 +98,15 @@ func (p *flagsParse) add(field, msg string) {
 		return
 	}
 	p.issues = append(p.issues, Issue{Field: field, Message: msg})
+}
+
+// addCause is add for an issue whose cause has a type of its own (a
+// *PathError), which the ValidationError unwraps to; cause may be nil.
+func (p *flagsParse) addCause(field, msg string, cause error) {
+	if cause != nil && len(p.issues) < maxFlagIssues {
+		p.causes = append(p.causes, cause)
+	}
+	p.add(field, msg)
 }
 
 // flagsWire is the input's shape for strictjson. The values of "flags"
@@ -346,9 +356,9 @@ func (p *flagsParse) flagValueCheck(field flagField, r *flagRule, v *strictjson.
 		p.add(field.String(), "must be "+r.jsonNoun(false))
 		return "", false
 	}
-	canon, msg := r.checkValue(text)
+	canon, msg, cause := r.checkValueCause(text)
 	if msg != "" {
-		p.add(field.String(), msg)
+		p.addCause(field.String(), msg, cause)
 		return "", false
 	}
 	return canon, true
@@ -472,9 +482,9 @@ func (p *flagsParse) args(toks []string) {
 				continue
 			}
 		}
-		canon, msg := r.checkValue(value)
+		canon, msg, cause := r.checkValueCause(value)
 		if msg != "" {
-			p.add(valueField.String(), msg)
+			p.addCause(valueField.String(), msg, cause)
 			continue
 		}
 		p.emit(field, r, &canon)
@@ -503,9 +513,9 @@ func (p *flagsParse) argsValues(toks []string, i int, r *flagRule) int {
 			p.add(vf.String(), msg)
 			continue
 		}
-		canon, msg := vr.checkValue(tok)
+		canon, msg, cause := vr.checkValueCause(tok)
 		if msg != "" {
-			p.add(vf.String(), msg)
+			p.addCause(vf.String(), msg, cause)
 			continue
 		}
 		vals = append(vals, canon)
@@ -619,6 +629,20 @@ func (s *flagsSchema) abbreviationOf(prefix string) string {
 	return strings.Join(m, " or ")
 }
 
+// checkValueCause is checkValue, and the *PathError behind the message
+// when a path value is refused.
+func (r *flagRule) checkValueCause(v string) (canon, msg string, cause error) {
+	if r.Value == ValuePath && r.path != nil {
+		out, err := r.path.check(v)
+		if err != nil {
+			return "", fmt.Sprintf("%s: %v", r.valueLabel(), err), err
+		}
+		return out, "", nil
+	}
+	canon, msg = r.checkValue(v)
+	return canon, msg, nil
+}
+
 // checkValue checks one value of r, which has passed checkArgText, and
 // returns the form to emit, or a message saying why it is refused.
 func (r *flagRule) checkValue(v string) (string, string) {
@@ -727,7 +751,7 @@ func (p *flagsParse) positional(field flagField, tok string) {
 		}
 		out, err := p.s.posPath.check(tok)
 		if err != nil {
-			p.add(field.String(), "a positional argument: "+err.Error())
+			p.addCause(field.String(), "a positional argument: "+err.Error(), err)
 			return
 		}
 		p.pos = append(p.pos, out)

@@ -190,11 +190,17 @@ func (s *structSchema[T]) Parse(input json.RawMessage) (argv Argv, err error) {
 			issues = append(issues, is)
 		}
 	}
+	var causes []error
 	if len(issues) == 0 && len(s.paths) > 0 {
-		issues = checkPaths(s.paths, reflect.ValueOf(&v).Elem())
+		issues, causes = checkPaths(s.paths, reflect.ValueOf(&v).Elem())
 	}
 	if len(issues) > 0 {
-		return Argv{}, structRefusal(issues)
+		ve := structRefusal(issues)
+		if len(causes) > maxStructIssues {
+			causes = causes[:maxStructIssues]
+		}
+		ve.causes = causes
+		return Argv{}, ve
 	}
 	return s.build(v), nil
 }

@@ -141,8 +141,7 @@ func bindPaths(paths []structPath, dir string, memo *allowMemo) ([]structPath, e
 
 // checkPaths checks and cleans the Path fields of v, in place, and returns
 // an Issue for each refused one.
-func checkPaths(paths []structPath, v reflect.Value) []Issue {
-	var issues []Issue
+func checkPaths(paths []structPath, v reflect.Value) (issues []Issue, causes []error) {
 	check := func(field string, p structPath, fv reflect.Value) {
 		if p.bound == nil {
 			issues = append(issues, Issue{Field: field, Message: errUnboundPath})
@@ -151,6 +150,7 @@ func checkPaths(paths []structPath, v reflect.Value) []Issue {
 		out, err := p.bound.check(fv.String())
 		if err != nil {
 			issues = append(issues, Issue{Field: field, Message: err.Error()})
+			causes = append(causes, err)
 			return
 		}
 		fv.SetString(out)
@@ -167,5 +167,5 @@ func checkPaths(paths []structPath, v reflect.Value) []Issue {
 			check(p.name+"["+strconv.Itoa(i)+"]", p, fv.Index(i))
 		}
 	}
-	return issues
+	return issues, causes
 }

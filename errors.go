@@ -55,7 +55,15 @@ type ValidationError struct {
 	Name string
 	// Issues holds at least one entry.
 	Issues []Issue
+
+	causes []error // see Unwrap
 }
+
+// Unwrap returns the errors of a type of their own behind e's issues: a
+// [*PathError] for each path argument of a [Flags] or [Struct] schema
+// refused among the issues listed, so that errors.As finds which path was
+// refused and why. It returns nil when no issue has one.
+func (e *ValidationError) Unwrap() []error { return e.causes }
 
 // Error implements error. The message names every offending field. It never
 // repeats stdin or an environment value; see [Issue.Message] for what a
