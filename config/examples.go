@@ -280,14 +280,20 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 	// there are checked again, so that each failure is reported at its
 	// own entry, under its own name. Entries naming a profile are alike so
 	// whatever their working directories (see examplesKey); in another
-	// working directory than the first's, the refuse examples are checked
-	// again as well: a path rule's root is the working directory, so one
-	// that was refused there may be accepted here (an example reading
-	// /etc/passwd, in /etc), which the warning must say. An allow example
-	// that held at the first is not checked again in the others'.
+	// working directory than the first's, the refuse examples that a path
+	// rule refused there are checked again as well: a path rule's root is
+	// the working directory, so one that was refused there may be
+	// accepted here (an example reading /etc/passwd, in /etc), which the
+	// warning must say. One refused by the grammar alone is refused in
+	// every directory, and an allow example that held at the first is not
+	// checked again in the others'.
 	type outcome struct {
 		bad []int  // the examples that failed, by index
 		dir string // the working directory they were checked in
+		// paths are the refuse examples refused there for what a
+		// path rule found (see checkExample): only those may be let
+		// through in another working directory.
+		paths []int
 	}
 	var x *execgate.Executor
 	checked := make(map[*alikeEntries]outcome)
@@ -313,24 +319,26 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 		p.reloc = t.reloc
 		if again {
 			for i, r := range runs {
-				if (moved && !r.allow) || slices.Contains(first.bad, i) {
+				if (moved && slices.Contains(first.paths, i)) || slices.Contains(first.bad, i) {
 					p.checkExample(x, allow, r)
 					p.examplesRun++
 				}
 			}
 			continue
 		}
-		var bad []int
+		var bad, paths []int
 		for i, r := range runs {
 			before, warned := p.count(), len(p.warned)
-			p.checkExample(x, allow, r)
+			if p.checkExample(x, allow, r) && !r.allow {
+				paths = append(paths, i)
+			}
 			p.examplesRun++
 			if p.count() != before || len(p.warned) != warned {
 				bad = append(bad, i)
 			}
 		}
 		if a != nil {
-			checked[a] = outcome{bad: bad, dir: t.workingDir.v}
+			checked[a] = outcome{bad: bad, dir: t.workingDir.v, paths: paths}
 		}
 	}
 	p.reloc = nil
@@ -358,8 +366,11 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 
 // checkExample runs one example and records a problem if its outcome is
 // not what it claims. A call that needs an approval counts as let
-// through.
-func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist, r exampleRun) {
+// through. It reports whether the call was refused for anything but its
+// grammar: for a path a path rule refused (which another working
+// directory may hold, or not), or by something other than its schema.
+// A call refused only by its grammar is refused in any directory.
+func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist, r exampleRun) (notGrammar bool) {
 	ctx := context.Background()
 	if r.principal != "" {
 		ctx = execgate.WithPrincipal(ctx, r.principal)
@@ -367,6 +378,9 @@ func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist,
 	_, err := x.Run(ctx, r.name, r.ex.input)
 	var pe *execgate.PolicyError
 	needsApproval := errors.As(err, &pe) && pe.Action == execgate.ActionRequireApproval
+	var ve *execgate.ValidationError
+	var pathErr *execgate.PathError
+	notGrammar = err != nil && (!errors.As(err, &ve) || errors.As(err, &pathErr))
 	kind := "allow"
 	if !r.allow {
 		kind = "refuse"
@@ -389,6 +403,7 @@ func (p *problems) checkExample(x *execgate.Executor, allow *execgate.Allowlist,
 		}
 		p.exampleFailed(from, line, col, r.ex.path, "%s%s example for %s %s, argv: %s", from, kind, quote(r.name), how, argvString(prop.Command, prop.Args))
 	}
+	return notGrammar
 }
 
 // exampleFailed records an example that did not hold. One of the file's

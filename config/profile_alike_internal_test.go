@@ -55,11 +55,12 @@ func TestExamples_EntriesNamingAProfileAreAlikeOnlyWhenTheyExpandAlike(t *testin
 // working directories, one holding the archive.tar its examples name and
 // one empty. A profile's examples are the same calls of the same grammar
 // in either: they are checked in full at the first entry, and at the
-// second only those that did not hold at the first and every refuse
-// example (a path rule's root is the working directory), in the second's
-// own directory, so that the second gets a warning exactly for those
-// that fail there. A second entry in the same directory as the first
-// checks none again.
+// second only those that did not hold at the first and the refuse
+// examples a path rule refused there (a path rule's root is the working
+// directory; what the grammar refuses it refuses anywhere), in the
+// second's own directory, so that the second gets a warning exactly for
+// those that fail there. A second entry in the same directory as the
+// first checks none again.
 func TestExamples_ProfileEntriesInOtherWorkingDirectoriesShareTheirExamples(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
@@ -88,25 +89,22 @@ func TestExamples_ProfileEntriesInOtherWorkingDirectoriesShareTheirExamples(t *t
 	failing := len(fails["tools[0]"])
 	require.Positive(t, failing, "some examples need archive.tar")
 	run, warned := load(tar("a", full), tar("b", full2))
-	refuse := run - one
-	require.Positive(t, refuse, "the refuse examples are checked again in another directory")
+	assert.Greater(t, run, one, "the refuse examples a path rule refused are checked again in another directory")
+	assert.Less(t, run, 2*one, "but not every example")
 	assert.Empty(t, warned)
 
 	run, warned = load(tar("a", full), tar("b", full))
 	assert.Equal(t, one, run, "in the same directory, none is checked again when all held at the first")
 	assert.Empty(t, warned)
 
-	run, warned = load(tar("a", full), tar("b", empty))
-	assert.Equal(t, one+refuse, run, "in another, the allow examples that held at the first are not checked again")
-	assert.Empty(t, warned)
+	_, warned = load(tar("a", full), tar("b", empty))
+	assert.Empty(t, warned, "in another, the allow examples that held at the first are not checked again")
 
-	run, warned = load(tar("a", empty), tar("b", full))
-	assert.Equal(t, one+failing+refuse, run, "those that failed at the first are checked again at the second")
+	_, warned = load(tar("a", empty), tar("b", full))
 	assert.Len(t, warned["tools[0]"], failing)
-	assert.Empty(t, warned["tools[1]"], "and hold there")
+	assert.Empty(t, warned["tools[1]"], "those that failed at the first are checked again at the second, and hold there")
 
-	run, warned = load(tar("a", empty), tar("b", empty2))
-	assert.Equal(t, one+failing+refuse, run)
+	_, warned = load(tar("a", empty), tar("b", empty2))
 	assert.Len(t, warned["tools[0]"], failing, "each entry warns for its own directory")
 	assert.Len(t, warned["tools[1]"], failing)
 
