@@ -202,7 +202,9 @@ type decoder struct {
 	// bins are the names the profiles' programs are installed under
 	// here, by profile (see installedName); wd is the working directory
 	// at load time, read once (see workingDir).
-	bins   map[string]string
+	bins map[string]string
+	// strs holds one copy of each string value decoded (see intern).
+	strs   map[string]string
 	wd     string
 	wdErr  error
 	wdRead bool
@@ -457,7 +459,7 @@ func (d *decoder) str(f *val[string]) handler {
 	return func(_, v *yaml.Node, path string) {
 		*f = val[string]{node: v, path: path}
 		if d.scalar(v, path, "a string", "!!str") {
-			f.v, f.set = v.Value, true
+			f.v, f.set = d.intern(v.Value), true
 		}
 	}
 }
@@ -571,12 +573,31 @@ func (d *decoder) list(n *yaml.Node, path string, elem func(i int, e *yaml.Node,
 	}
 }
 
+// intern returns s, or the string equal to it that an earlier value of
+// this load decoded: the specs built keep the strings they are given
+// (descriptions, patterns, enum values, arguments, environments), and a
+// file of many tools in the same shape writes the same ones again and
+// again, each a new string of the YAML parser's.
+func (d *decoder) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := d.strs[s]; ok {
+		return v
+	}
+	if d.strs == nil {
+		d.strs = make(map[string]string)
+	}
+	d.strs[s] = s
+	return s
+}
+
 func (d *decoder) strings(f *[]val[string]) handler {
 	return func(_, v *yaml.Node, path string) {
 		*f = nil
 		d.list(v, path, func(_ int, e *yaml.Node, ep string) {
 			if d.scalar(e, ep, "a string", "!!str") {
-				*f = append(*f, val[string]{v: e.Value, set: true, node: e, path: ep})
+				*f = append(*f, val[string]{v: d.intern(e.Value), set: true, node: e, path: ep})
 			}
 		})
 	}
@@ -590,8 +611,8 @@ func (d *decoder) env(f *[]envVar) handler {
 				return
 			}
 			*f = append(*f, envVar{
-				key:   val[string]{v: name, set: true, node: k, path: kp},
-				value: val[string]{v: e.Value, set: true, node: e, path: kp},
+				key:   val[string]{v: d.intern(name), set: true, node: k, path: kp},
+				value: val[string]{v: d.intern(e.Value), set: true, node: e, path: kp},
 			})
 		})
 	}
