@@ -38,7 +38,9 @@ const (
 
 // Attribute keys for what only execgate knows.
 const (
-	// KeyOp is Event.Op: run, propose, execute, reject.
+	// KeyOp is Event.Op: run, propose, execute or reject for a call;
+	// request for a refused HTTP request; grant, revoke or expire for a
+	// grant (see execgate.OpRun and the constants beside it).
 	KeyOp = "execgate.op"
 	// KeyTraceID is Event.TraceID, the Result's ID when a process ran.
 	KeyTraceID = "execgate.trace_id"
