@@ -175,3 +175,53 @@ func TestBoundedEverything_StructElementsAreBounded(t *testing.T) {
 	assert.Less(t, allocated, uint64(8*execgate.MaxInputSize), "refusing %d bytes allocated %d", b.Len(), allocated)
 	assert.Zero(t, rec.Count())
 }
+
+type arrayItem struct {
+	S string `json:"s" validate:"required"`
+}
+
+// arraysOfItems holds its items in Go arrays inside a slice.
+type arraysOfItems struct {
+	Items [][32]arrayItem `json:"items" validate:"dive,dive"`
+}
+
+// TestBoundedEverything_StructElementsInGoArraysAreBounded sends a Struct
+// schema whose list holds Go arrays of 32 items fewer than
+// MaxStructElements such arrays, 320,000 failing items in all: they are
+// refused before any is checked, and refusing them costs no more than
+// refusing MaxStructElements plain items. A Go array's items were not
+// counted, and refusing this input allocated 225 MB.
+//
+// Invariant 6 of DESIGN.md.
+func TestBoundedEverything_StructElementsInGoArraysAreBounded(t *testing.T) {
+	var b bytes.Buffer
+	arr := "[" + strings.TrimSuffix(strings.Repeat("{},", 32), ",") + "]"
+	b.WriteString(`{"items":[` + arr)
+	for n := 1; n < execgate.MaxStructElements-1; n++ {
+		b.WriteString("," + arr)
+	}
+	b.WriteString(`]}`)
+	require.LessOrEqual(t, b.Len(), execgate.MaxInputSize)
+	x, _ := newGate(t, execgate.Config{},
+		execgate.CommandSpec{Name: "arrays", Command: "/bin/echo",
+			Args: execgate.Struct(func(arraysOfItems) execgate.Argv { return execgate.Argv{} })},
+		execgate.CommandSpec{Name: "plain", Command: "/bin/echo",
+			Args: execgate.Struct(func(manyItems) execgate.Argv { return execgate.Argv{} })},
+	)
+	refuse := func(name string, in json.RawMessage) (uint64, *execgate.ValidationError) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := x.Run(context.Background(), name, in)
+		runtime.ReadMemStats(&after)
+		var ve *execgate.ValidationError
+		require.ErrorAs(t, err, &ve)
+		return after.TotalAlloc - before.TotalAlloc, ve
+	}
+	refuse("plain", json.RawMessage(`{"items":[{}]}`)) // the first call's set-up
+	refuse("arrays", json.RawMessage(`{"items":[`+arr+`]}`))
+	plain, _ := refuse("plain", json.RawMessage(`{"items":[{}`+strings.Repeat(`,{}`, execgate.MaxStructElements-1)+`]}`))
+	cost, ve := refuse("arrays", b.Bytes())
+	assert.Contains(t, ve.Error(), "too many array elements and object members")
+	assert.LessOrEqual(t, cost, 3*plain, "refusing items held in Go arrays allocated %d bytes against %d for MaxStructElements plain items", cost, plain)
+}

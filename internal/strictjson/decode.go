@@ -87,8 +87,8 @@ type Options struct {
 	// a small input cannot build a large tree.
 	MaxValues int
 	// MaxElements bounds how many array elements and object members are
-	// read into slices, arrays and maps of the target, all of them
-	// together; 0 means no bound. Past it, reading stops and the input
+	// read into slices, arrays (a Go array's too) and maps of the target,
+	// all of them together; 0 means no bound. Past it, reading stops and the input
 	// is refused, so that what the caller then does for each element
 	// (validating it, say) is bounded too.
 	MaxElements int
@@ -833,6 +833,9 @@ func (d *decoder) array(v reflect.Value, p *plan, depth int) {
 	}
 	n := 0
 	d.elements(func(i int) {
+		if !d.element() {
+			return
+		}
 		n = i + 1
 		d.push(pathElem{kind: elemIndex, index: i})
 		if i < v.Len() {

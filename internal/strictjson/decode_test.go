@@ -362,13 +362,14 @@ func TestDecodeRefusalsAreLinear(t *testing.T) {
 // TestDecodeMaxElements reads inputs whose slices and maps hold, in all,
 // as many elements and members as Options.MaxElements allows, and one
 // more: the first is read, the second refused with reading stopped, the
-// count taken across every slice and map of the target, nested ones
-// included.
+// count taken across every slice, Go array and map of the target, nested
+// ones included.
 func TestDecodeMaxElements(t *testing.T) {
 	type nested struct {
-		Lists [][]string        `json:"lists"`
-		Map   map[string]string `json:"map"`
-		Paths []string          `json:"paths"`
+		Lists  [][]string        `json:"lists"`
+		Map    map[string]string `json:"map"`
+		Paths  []string          `json:"paths"`
+		Arrays [][2]string       `json:"arrays"`
 	}
 	opts := strictjson.Options{MaxElements: 6}
 	for _, c := range []struct {
@@ -381,6 +382,8 @@ func TestDecodeMaxElements(t *testing.T) {
 		{"seven across a slice and a map", `{"paths":["a","b","c"],"map":{"x":"1","y":"2","z":"3","w":"4"}}`, false},
 		{"an outer list's items count with their own", `{"lists":[["a","b"],["c","d"]]}`, true},
 		{"and past the bound are refused", `{"lists":[["a","b"],["c","d","e"]]}`, false},
+		{"a Go array's items count too", `{"arrays":[["a","b"],["c","d"]]}`, true},
+		{"and past the bound are refused too", `{"arrays":[["a","b"],["c","d"],["e","f"]]}`, false},
 	} {
 		var v nested
 		err := opts.Decode([]byte(c.input), &v)
