@@ -384,7 +384,7 @@ func (c *cli) serveMCPHTTP(ctx context.Context, o *serveOptions, g *gate, srv *c
 	warnNeverRun(ctx, logger, g, tokenAudience(srv, true))
 	defer reloadOnHangup(ctx, &reloader{path: o.config, log: logger, x: g.x, cur: g.loaded, mcp: h.ms, apis: []*api{h.api},
 		needTokens: true, logicalNames: o.logicalNames, mcpHTTP: true, notify: g.notify,
-		gate: g, audience: func(srv *config.Server) audience { return tokenAudience(srv, true) }})()
+		gate: g, audience: mcpHTTPAudience(srv.MCPHTTPElicitation)})()
 	err = c.serveHTTP(ctx, lc, h, "MCP over Streamable HTTP (path "+mcpPath+") and the approval routes", logger)
 	h.closeSessions()
 	if err != nil {
@@ -438,5 +438,17 @@ func newMCPHTTPServer(stop context.Context, g *gate, srv *config.Server, logical
 func (h *mcpHTTP) closeSessions() {
 	for ss := range h.mcp.Sessions() {
 		_ = ss.Close()
+	}
+}
+
+// mcpHTTPAudience returns who calls and approves over MCP on Streamable
+// HTTP after a reload, given the new file's server section: its tokens
+// and approvers, which a reload applies, and the mcp_http_elicitation
+// serve started with (elicitation), which it does not.
+func mcpHTTPAudience(elicitation bool) func(*config.Server) audience {
+	return func(srv *config.Server) audience {
+		inForce := *srv
+		inForce.MCPHTTPElicitation = elicitation
+		return tokenAudience(&inForce, true)
 	}
 }
