@@ -644,8 +644,9 @@
 //
 //	next, err := cur.Reload("execgate.yaml")
 //	if err != nil {
-//		log.Print(err) // the file does not load; nothing changed
-//	} else {
+//		log.Print(err) // the file does not load, or some of its grants could not be made
+//	}
+//	if next != nil { // its rules are in force
 //		x.SetAllowlist(next.Allowlist)
 //		cur = next
 //	}

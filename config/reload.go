@@ -35,10 +35,12 @@ func (l *Loaded) Reload(path string) (*Loaded, error) {
 //
 //	next, err := cur.Reload(path)
 //	if err != nil {
-//		log.Print(err) // nothing changed; cur stays in force
-//		return
+//		log.Print(err)
 //	}
-//	x.SetAllowlist(next.Allowlist)
+//	if next == nil {
+//		return // nothing changed; cur stays in force
+//	}
+//	x.SetAllowlist(next.Allowlist) // next's rules are in force
 //	cur = next
 //
 // Nothing is changed unless the whole file passes every check of a load,
@@ -66,7 +68,11 @@ func (l *Loaded) Reload(path string) (*Loaded, error) {
 // meantime or grants made concurrently through the Engine's API took its
 // capacity. The new rules are then in force with the grants that could be
 // created, which is stricter than the file, and ReloadBytes returns the
-// [ErrorList] of the others; the next reload revokes the ones created.
+// new configuration together with the [ErrorList] of the others: a
+// caller that gets a non-nil *Loaded with its error hands its Allowlist
+// to the Executor as after a success, since its rules already judge the
+// calls. On every other error the *Loaded is nil and nothing changed.
+// The next reload revokes the grants created.
 func (l *Loaded) ReloadBytes(name string, data []byte) (*Loaded, error) {
 	if l == nil {
 		return nil, errors.New("config: Reload on a nil *Loaded")
@@ -118,6 +124,9 @@ func (l *Loaded) ReloadBytes(name string, data []byte) (*Loaded, error) {
 		p.at(at.line, at.col, at.path, "%v", err)
 		return nil, p.err()
 	}
+	if beforeFileGrants != nil {
+		beforeFileGrants(eng)
+	}
 	var ids []string
 	for i, g := range next.Grants {
 		g.Created = time.Time{}
@@ -130,13 +139,16 @@ func (l *Loaded) ReloadBytes(name string, data []byte) (*Loaded, error) {
 		ids = append(ids, id)
 		st.fileGrants = append(st.fileGrants, id)
 	}
-	if err := p.err(); err != nil {
-		return nil, err
-	}
 	next.Policy, next.Engine = eng, eng
 	next.Grants = grantsByID(eng, ids)
-	return next, nil
+	// The rules are in force whether or not every grant could be made.
+	return next, p.err()
 }
+
+// beforeFileGrants, when set (by tests), is called by ReloadBytes with
+// the Engine after it swapped the new rules in and before it creates the
+// file's grants: what a concurrent caller of the Engine's API may do then.
+var beforeFileGrants func(*policy.Engine)
 
 // checkLiveGrants records in p what the scratch Engine of next could not
 // know: the grants made through the live Engine's API, whose ids the
