@@ -675,6 +675,11 @@
 // when it is approved. A file that does not pass changes nothing: every
 // problem is logged on stderr with its line, as execgate check prints it,
 // then "reload refused; still serving the configuration loaded before".
+// A file whose rules went into force but some of whose grants could not
+// be made (one expired meanwhile, or grants made through the API took the
+// places) is put in force whole but for those grants, which are logged
+// after "reloaded the configuration, but for what it could not put in
+// force".
 // A success is logged as "reloaded the configuration", followed, as at a
 // start, by the new file's warnings and the tools it serves that can
 // never run on this transport. A reload also ends

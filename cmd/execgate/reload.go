@@ -56,6 +56,9 @@ type reloader struct {
 	// at the start (see warnNeverRun).
 	gate     *gate
 	audience func(*config.Server) audience
+	// reloadBytes is config.Loaded.ReloadBytes, or in tests what stands
+	// for it.
+	reloadBytes func(cur *config.Loaded, name string, data []byte) (*config.Loaded, error)
 
 	mu  sync.Mutex
 	cur *config.Loaded // guarded by mu
@@ -92,8 +95,23 @@ func reloadOnHangup(ctx context.Context, r *reloader) (stop func()) {
 // problem, each with its line as execgate check prints it.
 func (r *reloader) reloadAndLog() {
 	n, err := r.reload()
+	var partial *partialReload
+	if errors.As(err, &partial) {
+		r.log.Warn("execgate: reloaded the configuration, but for what it could not put in force", "file", r.path, "commands", n)
+		var list config.ErrorList
+		if errors.As(err, &list) {
+			for _, e := range list {
+				r.log.Error("execgate: reload: a grant of the configuration was not made", "problem", e.Error())
+			}
+		} else {
+			r.log.Error("execgate: reload: a grant of the configuration was not made", "problem", err.Error())
+		}
+		err = nil
+	}
 	if err == nil {
-		r.log.Info("execgate: reloaded the configuration", "file", r.path, "commands", n)
+		if partial == nil {
+			r.log.Info("execgate: reloaded the configuration", "file", r.path, "commands", n)
+		}
 		// What a start says of a file that loads, a reload says of it.
 		logWarnings(r.log, r.cur)
 		if r.gate != nil && r.audience != nil {
@@ -135,9 +153,20 @@ func (r *reloader) reload() (int, error) {
 	if err := r.check(scratch); err != nil {
 		return 0, err
 	}
-	next, err := r.cur.ReloadBytes(r.path, data)
-	if err != nil {
+	reloadBytes := (*config.Loaded).ReloadBytes
+	if r.reloadBytes != nil {
+		reloadBytes = r.reloadBytes
+	}
+	next, err := reloadBytes(r.cur, r.path, data)
+	if next == nil {
 		return 0, err
+	}
+	// With an error, next's rules are in force all the same (some of its
+	// grants could not be made): its tools and tokens are put in force
+	// beside them, and the error is reported as what the reload left out.
+	var partial error
+	if err != nil {
+		partial = &partialReload{err: err}
 	}
 	r.x.SetAllowlist(next.Allowlist)
 	if r.mcp != nil {
@@ -163,8 +192,15 @@ func (r *reloader) reload() (int, error) {
 		r.log.Warn("execgate: the server section lists no approvers: calls that need approval will stay pending until they expire")
 	}
 	r.cur = next
-	return len(next.Allowlist.Specs()), nil
+	return len(next.Allowlist.Specs()), partial
 }
+
+// partialReload is the error of a reload that put the new file in force
+// but for what err says (grants of the file that could not be made).
+type partialReload struct{ err error }
+
+func (p *partialReload) Error() string { return p.err.Error() }
+func (p *partialReload) Unwrap() error { return p.err }
 
 // check refuses what serve would refuse at its start in a file that
 // loads: no tokens for --http or --mcp-http, no approvers for

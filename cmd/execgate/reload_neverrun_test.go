@@ -70,3 +70,47 @@ func TestReload_NeverRunJudgesTheSettingsInForce(t *testing.T) {
 		g.Close()
 	}
 }
+
+// TestReload_RulesInForceWithGrantsNotMadeIsNoRefusal: when the new
+// file's rules went into force but some of its grants could not be made
+// (config.Loaded.ReloadBytes returns the new configuration with the
+// error), the reload puts the new tools in force beside those rules and
+// logs the grants not made, and never says that it was refused and that
+// the configuration loaded before is still served, which would be false.
+func TestReload_RulesInForceWithGrantsNotMadeIsNoRefusal(t *testing.T) {
+	const v1 = `version: 1
+tools:
+  - {name: one, bin: /bin/true, bare: {}}
+server:
+  tokens:
+    - {principal: ci-bot, sha256: "CALLER"}
+`
+	text := func(tools string) string {
+		return strings.NewReplacer("CALLER", tokenHash(callerToken), "one,", tools).Replace(v1)
+	}
+	path := writeFile(t, "test.yaml", text("one,"))
+	loaded, err := config.LoadFile(path)
+	require.NoError(t, err)
+	g, err := newGate(loaded, "", execgatetest.NewRecorder().Exec)
+	require.NoError(t, err)
+	defer g.Close()
+	logs := &syncBuffer{}
+	notMade := config.ErrorList{{File: path, Line: 9, Column: 5, Path: "grants[0]", Message: "not created: the Engine holds as many grants as it may"}}
+	r := &reloader{path: path, log: slog.New(slog.NewTextHandler(logs, nil)), x: g.x, cur: loaded,
+		reloadBytes: func(cur *config.Loaded, name string, data []byte) (*config.Loaded, error) {
+			next, err := cur.ReloadBytes(name, data)
+			require.NoError(t, err)
+			return next, notMade
+		}}
+	require.NoError(t, os.WriteFile(path, []byte(text("two,")), 0o600))
+	r.reloadAndLog()
+	out := logs.String()
+	_, ok := g.x.Allowlist().Lookup("two.run")
+	assert.True(t, ok, "the new tools are served beside the rules in force")
+	_, ok = g.x.Allowlist().Lookup("one.run")
+	assert.False(t, ok)
+	assert.NotContains(t, out, "reload refused")
+	assert.Contains(t, out, "reloaded the configuration, but for what it could not put in force")
+	assert.Contains(t, out, "a grant of the configuration was not made")
+	assert.Contains(t, out, "grants[0]")
+}
