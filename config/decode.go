@@ -112,7 +112,7 @@ type toolDoc struct {
 	// reloc, when it is set, places the problems found in this entry,
 	// a copy of an earlier one (see cloneTool).
 	reloc *relocation
-	// buildKey is the examplesKey of an entry naming a profile, "" for
+	// buildKey is the expansionKey of an entry naming a profile, "" for
 	// any other: the entries with the same key build the same specs but
 	// for their names and working directories (see copyTool).
 	buildKey string
@@ -190,15 +190,13 @@ type decoder struct {
 	alike   map[uint64][]*alikeEntries // by entryHash
 	hashBuf []byte                     // entryHash's, kept from one entry to the next
 	// profileKey is the expansionKey of the entry fromProfile expanded
-	// last, empty when it expanded none; expanded are the entries alike
-	// by that key.
+	// last, empty when it expanded none or its working_dir is not one;
+	// expanded are the entries alike by that key, for their examples,
+	// and sources those of them decoded without a problem that later
+	// ones are copies of (see cloneTool).
 	profileKey []byte
 	expanded   map[string]*alikeEntries
-	// sourceKey is the copyKey of the entry fromProfile expanded last;
-	// sources are the entries decoded without a problem that later
-	// entries expanding alike are copies of, by copyKey (see cloneTool).
-	sourceKey []byte
-	sources   map[string]*toolSource
+	sources    map[string]*toolSource
 	// bins are the names the profiles' programs are installed under
 	// here, by profile (see installedName); wd is the working directory
 	// at load time, read once (see workingDir).
@@ -692,8 +690,8 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	}
 	t := &toolDoc{node: n, path: path, ok: n.Kind == yaml.MappingNode, profile: isProfile}
 	if isProfile && len(d.profileKey) > 0 {
-		t.buildKey = string(d.examplesKey())
-		t.alike, d.cur.first = d.alikeExpansion(n, d.examplesKey())
+		t.buildKey = string(d.profileKey)
+		t.alike, d.cur.first = d.alikeExpansion(n, d.profileKey)
 	} else {
 		t.alike, d.cur.first = d.alikeTool(n)
 	}
@@ -703,14 +701,14 @@ func (d *decoder) tool(n *yaml.Node, path string) *toolDoc {
 	t.keys = d.mapping(n, path, fields{known: toolKeys, lookup: func(name string) (handler, bool) {
 		return d.toolField(t, name)
 	}})
-	if isProfile && len(d.sourceKey) > 0 && t.ok && d.count() == problems && len(d.warned) == warned {
+	if isProfile && len(d.profileKey) > 0 && t.ok && d.count() == problems && len(d.warned) == warned {
 		// Entries after this one that expand alike are decoded as
 		// copies of it (see cloneTool).
 		if d.sources == nil {
 			d.sources = make(map[string]*toolSource)
 		}
-		if _, ok := d.sources[string(d.sourceKey)]; !ok {
-			d.sources[string(d.sourceKey)] = &toolSource{doc: t, file: file}
+		if _, ok := d.sources[string(d.profileKey)]; !ok {
+			d.sources[string(d.profileKey)] = &toolSource{doc: t, file: file}
 		}
 	}
 	return t

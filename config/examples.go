@@ -279,7 +279,7 @@ func (p *problems) runExamples(doc *fileDoc, allow *execgate.Allowlist, policies
 	// policy, and end as the first tool's did. Only those that failed
 	// there are checked again, so that each failure is reported at its
 	// own entry, under its own name. Entries naming a profile are alike so
-	// whatever their working directories (see examplesKey); in another
+	// whatever their working directories (see expansionKey); in another
 	// working directory than the first's, the refuse examples that a path
 	// rule refused there are checked again as well: a path rule's root is
 	// the working directory, so one that was refused there may be

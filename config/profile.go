@@ -39,12 +39,12 @@ func hasKey(n *yaml.Node, key string) bool {
 // be expanded.
 //
 // When an entry before n in this load expands alike (the same
-// expansionKey but perhaps for the working_dir it sets, which must be
-// usable in both) and was decoded without a problem, n is not expanded:
+// expansionKey: alike but perhaps for its name and the working_dir it
+// sets) and was decoded without a problem, n is not expanded:
 // that entry is returned instead, and the caller decodes n as a copy of
 // it (see cloneTool).
 func (d *decoder) fromProfile(n *yaml.Node, path string) (entry *yaml.Node, src *toolSource) {
-	d.profileKey, d.sourceKey = d.profileKey[:0], d.sourceKey[:0]
+	d.profileKey = d.profileKey[:0]
 	var name string
 	var overrides []*yaml.Node // key, value pairs
 	var site []*yaml.Node      // key, value pairs of site values
@@ -126,10 +126,11 @@ func (d *decoder) fromProfile(n *yaml.Node, path string) (entry *yaml.Node, src 
 		}
 		dir = wd
 	}
-	d.profileKey = expansionKey(d.profileKey[:0], name, overrides, site, bin, dir, false)
+	// An entry whose working_dir is refused is found alike no other: it
+	// stops the load, checked in full.
 	if wd := mapValue(n, "working_dir"); wd == nil || wd.Kind == yaml.ScalarNode && wd.Tag == "!!str" && workingDirProblem(wd.Value) == "" {
-		d.sourceKey = expansionKey(d.sourceKey, name, overrides, site, bin, dir, true)
-		if src := d.sources[string(d.sourceKey)]; src != nil {
+		d.profileKey = expansionKey(d.profileKey, name, overrides, site, bin, dir)
+		if src := d.sources[string(d.profileKey)]; src != nil {
 			return nil, src
 		}
 	}
@@ -198,35 +199,22 @@ func (d *decoder) workingDir() (string, error) {
 }
 
 // expansionKey appends to b what the expansion of an entry naming the
-// profile called name depends on, and returns it: the profile's name;
-// the nodes of the overrides and of the site values the entry sets, in
-// its order, but for the tool's name (its key is kept, its value is not);
-// and the bin and working_dir the expanded entry ends with when the entry
-// sets neither (a program's name found on PATH, the working directory at
-// load time; "" when it sets them). Two entries with the same key expand
-// to entries alike but for their names (see sameEntry), found without
-// expanding them, and without hashing and comparing each one's hundreds
-// of nodes; the key says nothing of where its nodes are.
-//
-// With copy set, the key leaves out the value of the working_dir the
-// entry sets too (its key is kept): it is what decoding the entry
-// depends on, since the working directory is only put in the entry's
-// fields and confine read paths, which cloneTool sets (copyKey).
-func expansionKey(b []byte, name string, overrides, site []*yaml.Node, bin, dir string, copy bool) []byte {
-	// The two kinds of key never read alike: leaving a value out could
-	// otherwise make one kind's bytes another's.
-	if copy {
-		b = append(b, 'c')
-	} else {
-		b = append(b, 'e')
-	}
+// profile called name depends on, but for its name and the working_dir
+// it sets, and returns it: the profile's name; the nodes of the
+// overrides and of the site values the entry sets, in its order, but for
+// the values of name and working_dir (their keys are kept); and the bin
+// and working_dir the expanded entry ends with when the entry sets
+// neither (a program's name found on PATH, the working directory at load
+// time; "" when it sets them). Two entries with the same key expand to
+// entries alike but for their names and working directories, which only
+// go in the entry's fields and its confine read paths, where cloneTool
+// and copyTool put them; the key finds them without expanding them, and
+// says nothing of where their nodes are.
+func expansionKey(b []byte, name string, overrides, site []*yaml.Node, bin, dir string) []byte {
 	b = appendKeyString(b, name)
 	for i := 0; i+1 < len(overrides); i += 2 {
 		b = appendKeyNode(b, overrides[i])
-		switch k := overrides[i].Value; {
-		case k == "name", copy && k == "working_dir":
-			// Left out.
-		default:
+		if k := overrides[i].Value; k != "name" && k != "working_dir" {
 			b = appendKeyNode(b, overrides[i+1])
 		}
 	}

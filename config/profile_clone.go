@@ -9,13 +9,17 @@ import (
 )
 
 // An entry naming a profile with the same site values and overrides as
-// an entry before it, but for its name, expands to the same entry under
-// another name: a site that serves many copies of a few profiles loads
+// an entry before it, but for its name and working directory, expands to
+// the same entry under another name, in another directory: a site that
+// serves many copies of a few profiles (one per repository, say) loads
 // the same expansion thousands of times. Such an entry is not expanded
 // and decoded again. Its toolDoc is a copy of the first one's (which was
 // decoded without a problem), sharing every document below it, which
 // nothing changes once decoded, with the entry's own overrides decoded
-// from its own nodes. The specs are then built from it as from any entry.
+// from its own nodes and its working directory put where the first's
+// was. Its specs are the first one's, renamed and moved to its directory,
+// when the first built without a problem (see copyTool); else they are
+// built from it as from any entry.
 //
 // What such a copy shares is the first entry's, down to the nodes and
 // key paths its problems would name. So that a problem found in it while
@@ -44,8 +48,8 @@ func (d *decoder) cloneTool(src *toolSource, n *yaml.Node, path string) *toolDoc
 	root.Line, root.Column = at.Line, at.Column
 	t.node = &root
 	t.reloc = &relocation{first: src.file, firstPath: first.path, clone: n, clonePath: path}
-	t.buildKey = string(d.examplesKey())
-	t.alike, d.cur.first = d.alikeExpansion(t.node, d.examplesKey())
+	t.buildKey = string(d.profileKey)
+	t.alike, d.cur.first = d.alikeExpansion(t.node, d.profileKey)
 	// The overrides are the keys of the entry's own that the toolDoc
 	// holds, each in the tool's own fields: the first one's nodes are
 	// replaced by the copy's, so that its name is its own, and a problem
@@ -186,22 +190,6 @@ func mapKey(n *yaml.Node, key string) (k, v *yaml.Node) {
 		}
 	}
 	return nil, nil
-}
-
-// examplesKey is the key by which the entry fromProfile expanded last is
-// found alike others for its examples (see alikeExpansion): its copyKey,
-// which leaves out the working_dir it sets, when it has one, else its
-// expansionKey. Entries naming a profile with the same site values and
-// overrides but in other working directories make the same calls of the
-// same grammar; only what a path rule finds in the directory differs.
-// Their examples are checked in full at the first of them, and at the
-// others only those that did not hold at the first, in each one's own
-// directory, so that each still gets its own warning.
-func (d *decoder) examplesKey() []byte {
-	if len(d.sourceKey) > 0 {
-		return d.sourceKey
-	}
-	return d.profileKey
 }
 
 // clearOverride leaves the override key of the toolDoc t unset, as a
