@@ -80,16 +80,18 @@ func (d *decoder) build(doc *fileDoc) *builder {
 // refused.
 func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 	allowHostile := t != nil && t.allowHostileEnv.v
-	hostile := func(n *yaml.Node, path, key string) {
-		if !isHostileEnv(key) || allowHostile {
-			return
+	// refuse records why a variable is refused, unless the tool allows
+	// hostile variables; in defaults they are refused always.
+	refuse := func(n *yaml.Node, path, why string) {
+		switch {
+		case allowHostile:
+		case t == nil:
+			b.add(n, path, "%s; it is refused in defaults: set it on the tool that needs it, with allow_hostile_env: true", why)
+		default:
+			b.add(n, path, "%s; set allow_hostile_env: true on this tool if it really must be set", why)
 		}
-		if t == nil {
-			b.add(n, path, "%s can make the executable load or run other code; it is refused in defaults: set it on the tool that needs it, with allow_hostile_env: true", quote(key))
-			return
-		}
-		b.add(n, path, "%s can make the executable load or run other code; set allow_hostile_env: true on this tool if it really must be set", quote(key))
 	}
+	const runsCode = " can make the executable load or run other code"
 	for _, e := range env {
 		k := e.key.v
 		if msg := inputrules.EnvKeyProblem(k); msg != "" {
@@ -104,14 +106,11 @@ func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 				b.add(e.value.node, e.value.path, "%s", msg)
 			}
 		}
-		hostile(e.key.node, e.key.path, k)
-		if msg := envValueHostile(k, e.value.v); msg != "" && !allowHostile {
-			// The message names what is allowed, never the value.
-			if t == nil {
-				b.add(e.value.node, e.value.path, "%s; it is refused in defaults: set it on the tool that needs it, with allow_hostile_env: true", msg)
-			} else {
-				b.add(e.value.node, e.value.path, "%s; or set allow_hostile_env: true on this tool if it really must be set", msg)
-			}
+		if isHostileEnv(k) {
+			refuse(e.key.node, e.key.path, quote(k)+runsCode)
+		}
+		if msg := envValueHostile(k, e.value.v); msg != "" {
+			refuse(e.value.node, e.value.path, msg) // it names what is allowed, never the value
 		}
 	}
 	seen := make(map[string]*yaml.Node, len(inherit))
@@ -126,15 +125,11 @@ func (b *builder) checkEnv(env []envVar, inherit []val[string], t *toolDoc) {
 			continue
 		}
 		seen[k] = e.node
-		hostile(e.node, e.path, k)
-		for _, v := range valueHostileEnv {
-			if strings.EqualFold(k, v) && !allowHostile {
-				where := "set allow_hostile_env: true on this tool if it really must be inherited"
-				if t == nil {
-					where = "it is refused in defaults"
-				}
-				b.add(e.node, e.path, "%s is inherited from the process's environment, so what it allows is not known here; set it in env instead; or %s", quote(k), where)
-			}
+		switch {
+		case isHostileEnv(k):
+			refuse(e.node, e.path, quote(k)+runsCode)
+		case slices.ContainsFunc(valueHostileEnv, func(v string) bool { return strings.EqualFold(k, v) }):
+			refuse(e.node, e.path, quote(k)+" is inherited from the process's environment, so what it allows is not known here; set it in env instead")
 		}
 	}
 }
