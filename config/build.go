@@ -269,7 +269,6 @@ func (b *builder) copyTool(t *toolDoc, first *builtTool) {
 			}
 			if len(c.Read) == 0 || c.Read[0] != first.dir {
 				// Not as readWorkingDir leaves it: built in full.
-				b.reloc = t.reloc
 				t.buildKey = ""
 				b.tool(t)
 				return

@@ -75,10 +75,12 @@ func (d *decoder) ruleExample(ex *exampleDoc, n *yaml.Node, path string) {
 	}
 }
 
-// alikeEntries are tools entries alike but for their names (see
-// sameEntry), in one load: an entry naming the same profile as another,
-// with the same site values and overrides, or an entry written twice.
-// Their examples are the same calls under other names.
+// alikeEntries are tools entries alike but for their names, in one
+// load: an entry written twice (see sameEntry), or an entry naming the
+// same profile as another, with the same site values and overrides,
+// whatever its working directory (see expansionKey). Their examples are
+// the same calls under other names (see runExamples for what the working
+// directory changes).
 type alikeEntries struct {
 	entry *yaml.Node // the first of them
 	// inputs are the arguments of the first's command examples as JSON,
