@@ -789,12 +789,14 @@
 //     of the same grammar: their examples are checked in full at the
 //     first of them, and at each of the others, in that entry's own
 //     working directory, those that did not hold at the first and, in
-//     another directory than the first's, every refuse example (a path
-//     rule's root is the working directory, so a working_dir of /etc lets
-//     through an example reading /etc/passwd, and says so). An allow
-//     example that held at the first is not checked again. An example of
-//     the file's own is always checked and is an error.
+//     another directory than the first's, every refuse example a path
+//     rule refused at the first (a path rule's root is the working
+//     directory, so a working_dir of /etc lets through an example reading
+//     /etc/passwd, and says so; what the grammar refuses, it refuses in
+//     any directory). An allow example that held at the first is not
+//     checked again. An example of the file's own is always checked and
+//     is an error.
 //
 // execgate check prints the warnings on stderr, and execgate serve logs
-// them when it starts.
+// them when it starts and after each reload.
 package config
