@@ -70,3 +70,50 @@ func TestValidationError_UnwrapsTheRefusedPaths(t *testing.T) {
 	require.True(t, errors.As(err, &pe), "%v", err)
 	assert.Equal(t, "/etc/passwd", pe.Token)
 }
+
+// TestPathsAreAType_EachSpecBindsItsOwnRoots builds one Allowlist of two
+// specs whose working directories differ, one of them a symbolic link to
+// a third directory, in both orders: each accepts the files of its own
+// directory (through the link, for the link) and refuses the other's,
+// however NewAllowlist shares what it learns of the file system between
+// the specs it checks.
+func TestPathsAreAType_EachSpecBindsItsOwnRoots(t *testing.T) {
+	base := t.TempDir()
+	plain, target := filepath.Join(base, "plain"), filepath.Join(base, "target")
+	link := filepath.Join(base, "link")
+	for _, d := range []string{plain, target} {
+		require.NoError(t, os.Mkdir(d, 0o700))
+	}
+	require.NoError(t, os.Symlink(target, link))
+	require.NoError(t, os.WriteFile(filepath.Join(plain, "p"), []byte("x"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(target, "t"), []byte("x"), 0o600))
+	spec := func(name, dir string) execgate.CommandSpec {
+		return execgate.CommandSpec{Name: name, Command: "/bin/echo", Dir: dir, Args: execgate.Flags(execgate.FlagSpec{
+			Positionals: execgate.Positionals{Max: 1, Path: &execgate.PathRule{Must: execgate.PathFile}},
+		})}
+	}
+	for _, order := range [][]execgate.CommandSpec{
+		{spec("plain", plain), spec("linked", link)},
+		{spec("linked", link), spec("plain", plain)},
+	} {
+		a, err := execgate.NewAllowlist(order...)
+		require.NoError(t, err)
+		p := execgate.NewProposer(a)
+		for _, c := range []struct {
+			name, arg string
+			ok        bool
+		}{
+			{"plain", "p", true},
+			{"plain", filepath.Join(target, "t"), false},
+			{"plain", "t", false},
+			{"linked", "t", true},
+			{"linked", filepath.Join(link, "t"), true},
+			{"linked", filepath.Join(target, "t"), false}, // lexically outside its directory
+			{"linked", filepath.Join(plain, "p"), false},
+			{"linked", "p", false},
+		} {
+			_, err := p.Check(c.name, json.RawMessage(`{"args":["`+c.arg+`"]}`))
+			assert.Equal(t, c.ok, err == nil, "%s %s (first %s): %v", c.name, c.arg, order[0].Name, err)
+		}
+	}
+}
