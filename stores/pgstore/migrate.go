@@ -97,8 +97,15 @@ var laterColumns = []string{"content_sha256", "principal", "record_bytes"}
 
 // hasColumnSQL reports whether the table $1 (quoted, as text) has every
 // one of laterColumns.
-var hasColumnSQL = `SELECT count(*) = ` + fmt.Sprint(len(laterColumns)) + ` FROM pg_attribute
-	WHERE attrelid = $1::text::regclass AND attname IN ('` + strings.Join(laterColumns, "', '") + `') AND attnum > 0 AND NOT attisdropped`
+var hasColumnSQL = hasColumnsSQL(laterColumns)
+
+// hasColumnsSQL returns a query that reports whether the table $1
+// (quoted, as text) has every one of columns: ALTER TABLE locks a table
+// even when it has nothing to add, so migrations ask first.
+func hasColumnsSQL(columns []string) string {
+	return `SELECT count(*) = ` + fmt.Sprint(len(columns)) + ` FROM pg_attribute
+	WHERE attrelid = $1::text::regclass AND attname IN ('` + strings.Join(columns, "', '") + `') AND attnum > 0 AND NOT attisdropped`
+}
 
 // table is a validated table name.
 type table struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/execgate/execgate"
@@ -182,7 +183,7 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 		return err
 	}
 	return migrateIn(ctx, pool, q, func(tx pgx.Tx) error {
-		return execAll(ctx, tx,
+		if err := execAll(ctx, tx,
 			`CREATE TABLE IF NOT EXISTS `+q+` (
 	id          text        PRIMARY KEY,
 	approval    json        NOT NULL,
@@ -201,14 +202,33 @@ func MigrateStates(ctx context.Context, pool *pgxpool.Pool, table string) error 
 	forget      timestamptz
 )`,
 			`CREATE INDEX IF NOT EXISTS `+idx+` ON `+q+` (finished, created_at)`,
-			// Tables made before approvals were taken under a lease.
-			`ALTER TABLE `+q+` ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT ''`,
-			`ALTER TABLE `+q+` ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
-			// The expiry's DELETE of the outcomes whose time has passed.
-			`CREATE INDEX IF NOT EXISTS `+forgetIdx+` ON `+q+` (forget) WHERE forget IS NOT NULL`,
-		)
+		); err != nil {
+			return err
+		}
+		// Tables made before approvals were taken under a lease. ALTER
+		// TABLE locks the table, which every replica's calls use, even
+		// when it has nothing to add: it runs only for a table that
+		// lacks a column.
+		var has bool
+		if err := tx.QueryRow(ctx, statesLeaseColumnsSQL, q).Scan(&has); err != nil {
+			return err
+		}
+		if !has {
+			if err := execAll(ctx, tx,
+				`ALTER TABLE `+q+` ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT ''`,
+				`ALTER TABLE `+q+` ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
+			); err != nil {
+				return err
+			}
+		}
+		// The expiry's DELETE of the outcomes whose time has passed.
+		return execAll(ctx, tx, `CREATE INDEX IF NOT EXISTS `+forgetIdx+` ON `+q+` (forget) WHERE forget IS NOT NULL`)
 	})
 }
+
+// statesLeaseColumnsSQL reports whether a States table has the columns
+// of leases.
+var statesLeaseColumnsSQL = hasColumnsSQL([]string{"owner", "lease_until"})
 
 // NewStates returns the States of table in the database pool connects
 // to, checking that its table exists (create it with [MigrateStates]).
@@ -409,8 +429,12 @@ func (s *States) Renew(ctx context.Context, id string, lease Lease) (bool, error
 	if err := lease.check(); err != nil {
 		return false, err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET lease_until = now() + $3::interval
+	var tag pgconn.CommandTag
+	err := retrySerialization(func() (err error) {
+		tag, err = s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET lease_until = now() + $3::interval
 		WHERE id = $1 AND taken AND finished IS NULL AND owner = $2 AND lease_until > now()`, id, lease.Owner, lease.For)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("pgstore: renewing the lease of approval %s: %w", id, err)
 	}
@@ -423,8 +447,11 @@ func (s *States) Renew(ctx context.Context, id string, lease Lease) (bool, error
 // is still pending). One UPDATE; a settled approval, or one another
 // owner took, is left as it is.
 func (s *States) Release(ctx context.Context, id, owner string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET taken = false, state = $2, owner = '', lease_until = NULL
-		WHERE id = $1 AND taken AND finished IS NULL AND owner = $3`, id, StatePending, owner); err != nil {
+	if err := retrySerialization(func() error {
+		_, err := s.pool.Exec(ctx, `UPDATE `+s.quoted+` SET taken = false, state = $2, owner = '', lease_until = NULL
+		WHERE id = $1 AND taken AND finished IS NULL AND owner = $3`, id, StatePending, owner)
+		return err
+	}); err != nil {
 		return fmt.Errorf("pgstore: putting back approval %s: %w", id, err)
 	}
 	return nil
@@ -559,9 +586,11 @@ func (s *States) Get(ctx context.Context, id string, now time.Time) (StateEntry,
 // not approved, or not principal's.
 func (s *States) Claim(ctx context.Context, id, principal string) (json.RawMessage, bool, error) {
 	var res json.RawMessage
-	err := s.pool.QueryRow(ctx, `UPDATE `+s.quoted+` AS t SET state = $3, result = NULL, result_size = 0
+	err := retrySerialization(func() error {
+		return s.pool.QueryRow(ctx, `UPDATE `+s.quoted+` AS t SET state = $3, result = NULL, result_size = 0
 		FROM (SELECT id, result FROM `+s.quoted+` WHERE id = $1 AND principal = $2 AND state = $4 FOR UPDATE) AS old
 		WHERE t.id = old.id RETURNING old.result`, id, principal, StateClaimed, StateApproved).Scan(&res)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -702,9 +731,12 @@ func (s *States) fairTrim(ctx context.Context, tx pgx.Tx, t trim, total, per int
 	}
 }
 
-// inTx runs f in a transaction, committing when it returns nil.
+// inTx runs f in a transaction at READ COMMITTED, whatever the
+// database's default, committing when it returns nil: each statement then
+// sees what other replicas committed before it, once it has the locks it
+// waited for.
 func (s *States) inTx(ctx context.Context, f func(pgx.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return err
 	}

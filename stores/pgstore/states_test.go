@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/execgate/execgate"
 	"github.com/execgate/execgate/stores/pgstore"
@@ -32,8 +34,12 @@ type statesSQL func(stmt string, args ...any)
 // newStatesSQL is newStates, with a statesSQL on its table.
 func newStatesSQL(t *testing.T) (*pgstore.States, statesSQL) {
 	t.Helper()
-	pool := newPool(t, nil)
-	table := newTable(t)
+	return newStatesOn(t, newPool(t, nil), newTable(t))
+}
+
+// newStatesOn is newStatesSQL for table, on pool.
+func newStatesOn(t *testing.T, pool *pgxpool.Pool, table string) (*pgstore.States, statesSQL) {
+	t.Helper()
 	ctx := context.Background()
 	for range 2 {
 		if err := pgstore.MigrateStates(ctx, pool, table); err != nil {
@@ -70,7 +76,64 @@ func stateApproval(id, principal string, created time.Time, ttl time.Duration) e
 // approval exactly one gets it, a check that refuses leaves it pending,
 // and of many concurrent Claims of its Result exactly one gets it.
 func TestStates_OneTakerOneClaimer(t *testing.T) {
-	s := newStates(t)
+	oneTakerOneClaimer(t, newStates(t))
+}
+
+// TestStates_StricterIsolation runs States on pools whose sessions
+// default to SERIALIZABLE and to REPEATABLE READ: a Take or a Claim that
+// loses a race finds nothing rather than failing, and Adds from several
+// pools at once keep the bound on open approvals, since every
+// transaction of States runs at READ COMMITTED and sees what the others
+// committed before it had the table's lock. At REPEATABLE READ, an Add's
+// count missed the Adds that committed while it waited for the lock.
+func TestStates_StricterIsolation(t *testing.T) {
+	for _, level := range []string{"serializable", "repeatable read"} {
+		t.Run(strings.ReplaceAll(level, " ", "_"), func(t *testing.T) {
+			configure := func(c *pgxpool.Config) {
+				c.MaxConns = 16
+				c.ConnConfig.RuntimeParams["default_transaction_isolation"] = level
+			}
+			table := newTable(t)
+			s, _ := newStatesOn(t, newPool(t, configure), table)
+			oneTakerOneClaimer(t, s)
+
+			// Four pools, one table, 40 Adds at once, room for 5.
+			others := []*pgstore.States{s}
+			for range 3 {
+				o, err := pgstore.NewStates(context.Background(), newPool(t, configure), table)
+				if err != nil {
+					t.Fatal(err)
+				}
+				others = append(others, o)
+			}
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			var added, full atomic.Int64
+			var wg sync.WaitGroup
+			for i := range 40 {
+				wg.Go(func() {
+					id := fmt.Sprintf("018f0000-0000-7000-8000-%012d", 100+i)
+					err := others[i%len(others)].Add(context.Background(), stateApproval(id, "bot", now, time.Hour), now, 5)
+					switch {
+					case err == nil:
+						added.Add(1)
+					case errors.Is(err, pgstore.ErrTooManyPending):
+						full.Add(1)
+					default:
+						t.Errorf("Add: %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			if added.Load() != 5 || full.Load() != 35 {
+				t.Fatalf("%d Adds kept and %d refused as full; want 5 and 35", added.Load(), full.Load())
+			}
+		})
+	}
+}
+
+// oneTakerOneClaimer is TestStates_OneTakerOneClaimer on s.
+func oneTakerOneClaimer(t *testing.T, s *pgstore.States) {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	const id = "018f0000-0000-7000-8000-000000000001"
@@ -226,5 +289,43 @@ func TestStates_Release(t *testing.T) {
 	}
 	if e, _, _ := s.Get(ctx, id, now); e.State != "rejected" {
 		t.Fatalf("a settled approval released reads %q; want rejected", e.State)
+	}
+}
+
+// TestMigrateStates_LocksNoTableItHasNothingToAdd runs MigrateStates on
+// an up-to-date table while another session reads it, as every replica's
+// calls do, with a lock timeout: it returns at once, since ALTER TABLE,
+// which waits for every reader, runs only for a table that lacks a
+// column. It ran at every start, so a replica starting queued behind the
+// others' reads and held up their next ones. A table without the lease
+// columns still gets them.
+func TestMigrateStates_LocksNoTableItHasNothingToAdd(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["lock_timeout"] = "500ms" })
+	table := newTable(t)
+	_, run := newStatesOn(t, pool, table)
+	reader, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback(ctx)
+	if _, err := reader.Exec(ctx, "SELECT count(*) FROM "+pgx.Identifier{table + "_states"}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgstore.MigrateStates(ctx, pool, table); err != nil {
+		t.Fatalf("MigrateStates beside a reader: %v; want it to take no lock the reader holds up", err)
+	}
+	if err := reader.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	run(`ALTER TABLE $table DROP COLUMN owner, DROP COLUMN lease_until`)
+	if err := pgstore.MigrateStates(ctx, pool, table); err != nil {
+		t.Fatalf("MigrateStates of a table without the lease columns: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass AND attname IN ('owner', 'lease_until') AND NOT attisdropped`,
+		pgx.Identifier{table + "_states"}.Sanitize()).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("lease columns after the migration: %d, %v; want 2", n, err)
 	}
 }
