@@ -23,7 +23,6 @@ type flagsSchema struct {
 	single   spellings        // spelled "-" + key: Shorts, one-character and SingleDash names
 	posRe    *pattern.Matcher // full-match form of Positionals.Pattern, or nil
 	posPath  *boundPathRule   // Positionals.Path bound to the working directory, or nil
-	dir      string           // the working directory path rules are bound to; "" before bindDir
 	stdinMax int              // 0: stdin refused
 	err      error            // construction mistake, reported by check
 	schema   *schemaText      // built on first use, see JSONSchema
@@ -403,7 +402,6 @@ func (s *flagsSchema) bindDir(dir string, memo *allowMemo) (ArgsSchema, error) {
 		return s, nil
 	}
 	c := *s
-	c.dir = dir
 	c.schema = &schemaText{}
 	if !s.hasPathRule() {
 		// Nothing to bind but the positionals: the rules, immutable

@@ -356,7 +356,7 @@ func (p *flagsParse) flagValueCheck(field flagField, r *flagRule, v *strictjson.
 		p.add(field.String(), "must be "+r.jsonNoun(false))
 		return "", false
 	}
-	canon, msg, cause := r.checkValueCause(text)
+	canon, msg, cause := r.checkValue(text)
 	if msg != "" {
 		p.addCause(field.String(), msg, cause)
 		return "", false
@@ -482,7 +482,7 @@ func (p *flagsParse) args(toks []string) {
 				continue
 			}
 		}
-		canon, msg, cause := r.checkValueCause(value)
+		canon, msg, cause := r.checkValue(value)
 		if msg != "" {
 			p.addCause(valueField.String(), msg, cause)
 			continue
@@ -513,7 +513,7 @@ func (p *flagsParse) argsValues(toks []string, i int, r *flagRule) int {
 			p.add(vf.String(), msg)
 			continue
 		}
-		canon, msg, cause := vr.checkValueCause(tok)
+		canon, msg, cause := vr.checkValue(tok)
 		if msg != "" {
 			p.addCause(vf.String(), msg, cause)
 			continue
@@ -629,23 +629,10 @@ func (s *flagsSchema) abbreviationOf(prefix string) string {
 	return strings.Join(m, " or ")
 }
 
-// checkValueCause is checkValue, and the *PathError behind the message
-// when a path value is refused.
-func (r *flagRule) checkValueCause(v string) (canon, msg string, cause error) {
-	if r.Value == ValuePath && r.path != nil {
-		out, err := r.path.check(v)
-		if err != nil {
-			return "", fmt.Sprintf("%s: %v", r.valueLabel(), err), err
-		}
-		return out, "", nil
-	}
-	canon, msg = r.checkValue(v)
-	return canon, msg, nil
-}
-
 // checkValue checks one value of r, which has passed checkArgText, and
-// returns the form to emit, or a message saying why it is refused.
-func (r *flagRule) checkValue(v string) (string, string) {
+// returns the form to emit, or a message saying why it is refused and,
+// for a path refused, the *PathError behind the message.
+func (r *flagRule) checkValue(v string) (canon, msg string, cause error) {
 	switch r.Value {
 	case ValueInt:
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -653,39 +640,39 @@ func (r *flagRule) checkValue(v string) (string, string) {
 		case strings.HasPrefix(v, "+"):
 			// Emitted as N, +N would mean something else to a program
 			// that reads the sign (tail -n +5 starts at line 5).
-			return "", fmt.Sprintf("%s: %s must be an integer written without '+'%s", quoteArg(v), r.valueLabel(), r.boundsText())
+			return "", fmt.Sprintf("%s: %s must be an integer written without '+'%s", quoteArg(v), r.valueLabel(), r.boundsText()), nil
 		case err != nil:
-			return "", fmt.Sprintf("%s: %s must be an integer%s", quoteArg(v), r.valueLabel(), r.boundsText())
+			return "", fmt.Sprintf("%s: %s must be an integer%s", quoteArg(v), r.valueLabel(), r.boundsText()), nil
 		case r.Min != nil && n < *r.Min, r.Max != nil && n > *r.Max:
-			return "", fmt.Sprintf("%s: %s must be an integer%s", quoteArg(v), r.valueLabel(), r.boundsText())
+			return "", fmt.Sprintf("%s: %s must be an integer%s", quoteArg(v), r.valueLabel(), r.boundsText()), nil
 		}
-		return strconv.FormatInt(n, 10), ""
+		return strconv.FormatInt(n, 10), "", nil
 	case ValueEnum:
 		for _, e := range r.Enum {
 			if v == e {
-				return v, ""
+				return v, "", nil
 			}
 		}
-		return "", fmt.Sprintf("%s: %s must be one of %s", quoteArg(v), r.valueLabel(), flagEnumText(r.Enum))
+		return "", fmt.Sprintf("%s: %s must be one of %s", quoteArg(v), r.valueLabel(), flagEnumText(r.Enum)), nil
 	case ValuePattern:
 		if !r.re.MatchString(v) {
-			return "", fmt.Sprintf("%s: %s does not match its pattern", quoteArg(v), r.valueLabel())
+			return "", fmt.Sprintf("%s: %s does not match its pattern", quoteArg(v), r.valueLabel()), nil
 		}
-		return v, ""
+		return v, "", nil
 	case ValuePath:
 		if r.path == nil {
-			return "", errUnboundPath
+			return "", errUnboundPath, nil
 		}
 		out, err := r.path.check(v)
 		if err != nil {
-			return "", fmt.Sprintf("%s: %v", r.valueLabel(), err)
+			return "", fmt.Sprintf("%s: %v", r.valueLabel(), err), err
 		}
-		return out, ""
+		return out, "", nil
 	default: // ValueString
-		if msg := plainArgProblem(v); msg != "" {
-			return "", fmt.Sprintf("%s: %s %s", quoteArg(v), r.valueLabel(), msg)
+		if p := plainArgProblem(v); p != "" {
+			return "", fmt.Sprintf("%s: %s %s", quoteArg(v), r.valueLabel(), p), nil
 		}
-		return v, ""
+		return v, "", nil
 	}
 }
 

@@ -141,8 +141,8 @@ func (s *structSchema[T]) check() error { return s.err }
 func (s *structSchema[T]) JSONSchema() json.RawMessage { return s.schema }
 
 // MaxStructElements is how many array elements and object members, all
-// together, an input of a [Struct] schema may hold in the slices and maps
-// of its type. No command's arguments need more; an input that has more
+// together, an input of a [Struct] schema may hold in the slices, arrays
+// and maps of its type. No command's arguments need more; an input that has more
 // is refused with a [ValidationError].
 const MaxStructElements = 10_000
 
