@@ -710,15 +710,13 @@ func quoteNames(names []string) string {
 
 // listApprovals serves GET /v1/approvals, to approvers.
 func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
-	if _, ok := a.authenticate(w, r, roleApprover); !ok {
+	approver, ok := a.authenticate(w, r, roleApprover)
+	if !ok {
 		return
 	}
 	list, err := a.pending.List(r.Context())
 	if err != nil {
-		e := storeRefusal(err, "")
-		writeJSON(w, e.Status, struct {
-			Error *errorInfo `json:"error"`
-		}{e})
+		a.deny(w, r, approver, storeRefusal(err, ""), "approval store unavailable")
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -878,6 +876,9 @@ func (a *api) respond(w http.ResponseWriter, status int, body callResponse, slot
 	if se, ok := w.(*streamEnd); ok {
 		w = se.ResponseWriter
 	}
+	if body.Error != nil {
+		setRetryAfter(w, body.Error)
+	}
 	writeJSON(w, status, body)
 }
 
@@ -894,9 +895,6 @@ func (a *api) refuse(w http.ResponseWriter, err error, slot *eventSlot, start ti
 	e := refusal(err)
 	if e.Kind == execgate.ErrorKindInternal {
 		a.log.Error("execgate: call failed", "error", err)
-	}
-	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	a.respond(w, e.Status, callResponse{Error: e}, slot, start)
 }
@@ -935,9 +933,17 @@ func (a *api) readBody(w http.ResponseWriter, r *http.Request, principal string,
 
 // writeError writes a refusal made before the gate was reached.
 func writeError(w http.ResponseWriter, e *errorInfo) {
+	setRetryAfter(w, e)
 	writeJSON(w, e.Status, struct {
 		Error *errorInfo `json:"error"`
 	}{e})
+}
+
+// setRetryAfter says, on a refusal that gives one, when to try again.
+func setRetryAfter(w http.ResponseWriter, e *errorInfo) {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

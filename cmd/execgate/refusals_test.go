@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -232,4 +233,79 @@ func TestHTTP_UnauthenticatedRefusalsCannotFloodTheTrail(t *testing.T) {
 	assert.Equal(t, flood+1-anonymous, counted, "each refusal left out is counted")
 	assert.Positive(t, counted)
 	require.NoError(t, audit.VerifyFile(f.trail))
+}
+
+// unreachableBook is a book whose store cannot be reached for listing,
+// taking or adding approvals.
+type unreachableBook struct{ *pendingSet }
+
+func (unreachableBook) unavailable(op string) error {
+	return &storeUnavailableError{Op: op, Err: errors.New("connection refused")}
+}
+
+func (b unreachableBook) Add(context.Context, execgate.Approval) error {
+	return b.unavailable("keeping the approval")
+}
+
+func (b unreachableBook) List(context.Context) ([]execgate.Approval, error) {
+	return nil, b.unavailable("listing the pending approvals")
+}
+
+func (b unreachableBook) Take(context.Context, string, bool, func(execgate.Approval) error) (execgate.Approval, bool, error) {
+	return execgate.Approval{}, false, b.unavailable("taking the approval")
+}
+
+// TestRecordIsTrue_UnreachableStoreRefusalsAreOneKindOverHTTP: while the
+// approval store cannot be reached, listing the approvals, deciding one
+// and proposing a call are each refused with 503, a Retry-After saying
+// when to try again, and, for the approver's requests, a line of the
+// audit trail, as every refusal before the gate has. The list's refusal
+// was written by hand, with no header and no record, and the decision's
+// and the proposal's had no header.
+func TestRecordIsTrue_UnreachableStoreRefusalsAreOneKindOverHTTP(t *testing.T) {
+	loaded, err := config.LoadBytes("test.yaml", []byte(testConfig))
+	require.NoError(t, err)
+	trail := filepath.Join(t.TempDir(), "audit.jsonl")
+	g, err := newGate(loaded, trail, execgatetest.NewRecorder().Exec)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, g.Close()) })
+	h, err := newAPI(apiOptions{Executor: g.x, Server: g.server(), Pending: unreachableBook{newPendingSet(nil)}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	lines := func() []string {
+		data, err := os.ReadFile(trail)
+		require.NoError(t, err)
+		return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")[:bytes.Count(data, []byte("\n"))]
+	}
+	for _, tc := range []struct {
+		why, method, path, token, body string
+		recorded                       bool
+	}{
+		{"listing the approvals", "GET", "/v1/approvals", approverToken, "", true},
+		{"deciding one", "POST", "/v1/approvals/01a22b06-dead-7e7e-beb5-2a3ecc4dc043", approverToken, `{"action":"approve"}`, true},
+		{"proposing a call that needs an approval", "POST", "/v1/tools/deploy.prod", callerToken, "{}", false},
+	} {
+		before := len(lines())
+		req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s: %s", tc.why, data)
+		assert.NotEmpty(t, resp.Header.Get("Retry-After"), "%s: when to try again", tc.why)
+		var r response
+		require.NoError(t, json.Unmarshal(data, &r), "%s", data)
+		require.NotNil(t, r.Error, "%s: %s", tc.why, data)
+		if tc.recorded {
+			after := lines()
+			require.Len(t, after, before+1, "%s: one line of the audit trail", tc.why)
+			var e audit.Entry
+			require.NoError(t, json.Unmarshal([]byte(after[before]), &e))
+			assert.Equal(t, execgate.OpRequest, e.Op, tc.why)
+		}
+	}
 }
