@@ -210,10 +210,9 @@ func (p *polledPipes) closeAll() {
 // is writing, so the descriptor is never written after it was closed (and
 // its number perhaps reused).
 type canceler struct {
-	mu     sync.Mutex
-	fd     int // -1 once closed
-	stop   func() bool
-	closed bool
+	mu   sync.Mutex
+	fd   int // -1 once closed
+	stop func() bool
 }
 
 // newCanceler returns nil, and needs no descriptor, when ctx can never be
@@ -230,7 +229,7 @@ func newCanceler(ctx context.Context) (*canceler, error) {
 	c.stop = context.AfterFunc(ctx, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if !c.closed {
+		if c.fd >= 0 {
 			one := [8]byte{1}
 			unix.Write(c.fd, one[:])
 		}
@@ -244,8 +243,8 @@ func (c *canceler) close() {
 	}
 	c.stop()
 	c.mu.Lock()
-	c.closed = true
 	unix.Close(c.fd)
+	c.fd = -1
 	c.mu.Unlock()
 }
 
@@ -272,8 +271,9 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 	closeStdin := func() {}
 	if p.inW != nil {
 		closeStdin = sync.OnceFunc(func() { p.inW.Close() })
+		stdin := inv.Stdin // not inv, which would then live on the heap
 		wg.Go(func() {
-			p.inW.Write(inv.Stdin) // an error means the child stopped reading
+			p.inW.Write(stdin) // an error means the child stopped reading
 			closeStdin()
 		})
 	}
@@ -357,6 +357,10 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 		drainBy = time.Now().Add(drainGrace)
 	}
 
+	// The poll's timeout, declared once: poll is a function value, so
+	// its address escapes, and a declaration in the loop would be a heap
+	// allocation per pass.
+	var ts unix.Timespec
 	for open > 0 || fds[pidIdx].Fd >= 0 {
 		// How long to wait: until the next limit while the leader runs,
 		// until the drain grace ends after it has exited, and for the
@@ -380,7 +384,7 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 		}
 		var err error
 		if timed {
-			ts := unix.NsecToTimespec(int64(max(wait, 0)))
+			ts = unix.NsecToTimespec(int64(max(wait, 0)))
 			err = poll(fds, &ts)
 		} else {
 			err = poll(fds, nil)
