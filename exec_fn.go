@@ -145,8 +145,10 @@ type ExecFn func(ctx context.Context, inv Invocation) Outcome
 // On Linux (5.3 and later, which have pidfds) an unconfined call, and a
 // confined one handed to a warm helper, is supervised by the calling
 // goroutine alone, on its own thread: one poll waits for output, for the
-// leader's exit, for ctx and for the next limit, so a call starts no
-// goroutine (one writes stdin when there is any) and no timer. Elsewhere,
+// leader's exit, for ctx and for the next limit, so its supervision
+// starts no goroutine (one writes stdin when there is any) and no timer
+// (a warm helper's handoff has a goroutine of its own that reads the
+// helper's report, and a Watch one that delivers its events). Elsewhere,
 // and for a confined call that starts a helper of its own, a goroutine
 // reads each stream and the limits are timers.
 //

@@ -25,7 +25,8 @@ import (
 // a short command cost this process more processor time than os/exec. What
 // happens is the same as in supervise, step for step (see
 // [DefaultExecFn]). A confined call handed to a warm helper is supervised
-// the same way, the helper being the leader (see superviseWarm); a
+// by the same loop, the helper being the leader (see superviseWarm),
+// though its pipes, made by os.Pipe, stay registered with the poller; a
 // confined call that starts its own helper, a kernel without pidfds
 // (before 5.3), and a started call whose leader no pidfd can be had for,
 // take supervise.
