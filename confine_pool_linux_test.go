@@ -506,3 +506,71 @@ func TestConfinement_AWarmCallIsSupervisedByOnePoll(t *testing.T) {
 	assert.Equal(t, TerminationCanceled, res.Termination, "%+v", res)
 	assert.False(t, res.OK)
 }
+
+// TestBoundedEverything_AWarmCallKeepsEveryLimit runs confined calls
+// handed to a warm helper, which the calling goroutine's one poll
+// supervises with the helper as the leader, against each of their
+// limits: the exit status and output are the command's, the timeout and
+// silence kill it with their own termination and keep what it wrote,
+// and output beyond MaxOutput is counted as dropped. A wiring mistake of
+// that supervision (the wrong pidfd, the wrong descriptors, a limit left
+// out) would show in one of them.
+//
+// Invariant 6 of DESIGN.md, and 13.
+func TestBoundedEverything_AWarmCallKeepsEveryLimit(t *testing.T) {
+	if !requireSupport(t, true, true) {
+		return
+	}
+	confinement := &Confinement{Read: []string{"/"}}
+	spec := func(name, mode string, args ...string) CommandSpec {
+		s := procSpec(t, name, mode, args...)
+		s.Dir, s.Confine = "/", confinement
+		return s
+	}
+	for _, tc := range []struct {
+		name  string
+		spec  CommandSpec
+		check func(t *testing.T, res Result)
+	}{
+		{"the exit status and the output are the command's", spec("exit", "exit", "3"), func(t *testing.T, res Result) {
+			assert.Equal(t, TerminationExit, res.Termination, res.Stderr)
+			assert.Equal(t, 3, res.ExitCode)
+			assert.False(t, res.OutputIncomplete)
+		}},
+		{"the timeout kills it and keeps what it wrote", func() CommandSpec {
+			s := spec("silent", "silent", "hello", "1m")
+			s.Timeout = 300 * time.Millisecond
+			return s
+		}(), func(t *testing.T, res Result) {
+			assert.Equal(t, TerminationTimeout, res.Termination, res.Stderr)
+			assert.Equal(t, "SIGKILL", res.Signal)
+			assert.Equal(t, "hello\n", res.Stdout)
+		}},
+		{"silence kills it and keeps what it wrote", func() CommandSpec {
+			s := spec("silent", "silent", "hello", "1m")
+			s.NoOutputTimeout = 300 * time.Millisecond
+			return s
+		}(), func(t *testing.T, res Result) {
+			assert.Equal(t, TerminationNoOutputTimeout, res.Termination, res.Stderr)
+			assert.Equal(t, "SIGKILL", res.Signal)
+			assert.Equal(t, "hello\n", res.Stdout)
+		}},
+		{"output beyond MaxOutput is counted, not kept", func() CommandSpec {
+			s := CommandSpec{Name: "head", Command: lookTool(t, "head"), Dir: "/", Confine: confinement,
+				Args: Fixed("-c", "100000", "/dev/zero"), MaxOutput: 1000, Timeout: 20 * time.Second}
+			return s
+		}(), func(t *testing.T, res Result) {
+			assert.Equal(t, TerminationExit, res.Termination, res.Stderr)
+			assert.Len(t, res.Stdout, 1000)
+			assert.Equal(t, int64(99000), res.StdoutDropped)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			warmUp(t, CommandSpec{Command: lookTool(t, "true"), Dir: "/", Confine: confinement})
+			before := warmHelpers.handed.Load()
+			res := runSpec(t, tc.spec)
+			require.Equal(t, before+1, warmHelpers.handed.Load(), "the call was not handed to a warm helper")
+			tc.check(t, res)
+		})
+	}
+}
