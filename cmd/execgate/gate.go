@@ -20,7 +20,7 @@ type gate struct {
 	x      *execgate.Executor
 	chain  *audit.Chain // nil without --audit
 	// notify tells server.notify's webhooks of the approvals of the
-	// pending sets made by pendingSet; nil tells no one.
+	// books made by book; nil tells no one.
 	notify *notifier
 	// grants makes and ends the grants approvers give with approvals,
 	// in the Engine of loaded (see grants.go).

@@ -11,8 +11,8 @@ import (
 	"github.com/execgate/execgate/config"
 )
 
-// This file finds, when serve starts, the tools that no call can run on
-// the transport it serves, so that an operator learns it from the log
+// This file finds, when serve starts and after each reload, the tools
+// that no call can run on the transport it serves, so that an operator learns it from the log
 // rather than from an agent whose every call of the tool is refused.
 
 // audience is who can call and approve over one transport of serve.

@@ -20,11 +20,11 @@ import (
 // allowlist of its Executor and of its MCP server, the policies and
 // grants (config.Loaded.Reload), the tokens of its HTTP handlers (for
 // --http, --approver-http and --mcp-http alike) and the webhooks told of
-// approvals (server.notify). What is fixed when
-// serve starts (the concurrency bounds, the principal of calls over
-// stdio, whether clients over --mcp-http approve by elicitation, how long
-// a held MCP call waits for its decision) is reported as waiting for a
-// restart.
+// approvals (server.notify). What is fixed when serve starts (the
+// concurrency bounds, the approval and audit stores, the pending quotas,
+// the principal of calls over stdio, whether clients over --mcp-http
+// approve by elicitation, how long a held MCP call waits for its
+// decision) is reported as waiting for a restart (see restartNeeded).
 type reloader struct {
 	path string
 	log  *slog.Logger
@@ -132,7 +132,10 @@ func (r *reloader) reloadAndLog() {
 
 // reload reads the file and, if it passes every check of a start, puts it
 // in force and returns how many command names it serves. Otherwise it
-// changes nothing and returns the problems. Calls already validated
+// changes nothing and returns the problems, but for a file whose rules
+// went into force while some of its grants could not be made: that one
+// is put in force whole, and the grants not made come back as a
+// *partialReload. Calls already validated
 // finish with the spec they were validated against (see
 // Executor.SetAllowlist); pending approvals are checked against the new
 // file when they are executed.
