@@ -141,7 +141,8 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 }
 
 // interruptible reports whether closing r ends a Read of r in progress:
-// an io.PipeReader, and a reader with read deadlines that takes one (an
+// an io.PipeReader, and a reader that can be closed and has read
+// deadlines that it takes (an
 // *os.File in Go's poller, such as a pipe set non-blocking, or a
 // net.Conn), as opposed to a file read with blocking system calls (a
 // blocking standard input), which a Close does not interrupt. Asking
@@ -151,7 +152,10 @@ func interruptible(r io.Reader) bool {
 	switch r := r.(type) {
 	case *io.PipeReader:
 		return true
-	case interface{ SetReadDeadline(time.Time) error }:
+	case interface {
+		SetReadDeadline(time.Time) error
+		io.Closer
+	}:
 		return r.SetReadDeadline(time.Time{}) == nil
 	}
 	return false
@@ -327,7 +331,10 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // and copy it twice); a result that is not valid JSON gets nil, and so
 // the SDK's encoding error.
 func resultLine(resp *jsonrpc.Response) []byte {
-	if resp.Error != nil || len(resp.Result) == 0 || !json.Valid(resp.Result) {
+	// A newline in the result's white space would end the line early:
+	// such a result, which the SDK does not make, is encoded by the SDK,
+	// which compacts it.
+	if resp.Error != nil || len(resp.Result) == 0 || bytes.IndexByte(resp.Result, '\n') >= 0 || !json.Valid(resp.Result) {
 		return nil
 	}
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`

@@ -182,3 +182,22 @@ func TestLineConn_WriteResultIsWhatTheSDKEncodes(t *testing.T) {
 	assert.Error(t, c.Write(context.Background(), &jsonrpc.Response{ID: intID, Result: json.RawMessage(`{"a":`)}))
 	assert.Zero(t, out.buf.Len())
 }
+
+// TestStdio_AResultWithANewlineIsLeftToTheSDK: a result holding a newline
+// in its white space, which would end the line early and split the
+// message in two frames, is not written as it is but left to the SDK's
+// encoding, which compacts it; a compact one is written as it is, on one
+// line.
+func TestStdio_AResultWithANewlineIsLeftToTheSDK(t *testing.T) {
+	id, err := jsonrpc.MakeID(float64(7)) // JSON numbers arrive as float64
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultLine(&jsonrpc.Response{ID: id, Result: json.RawMessage("{\"a\":\n1}")}); got != nil {
+		t.Fatalf("a result with a newline was written as it is: %q", got)
+	}
+	got := resultLine(&jsonrpc.Response{ID: id, Result: json.RawMessage(`{"a":1}`)})
+	if want := "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"a\":1}}\n"; string(got) != want {
+		t.Fatalf("resultLine = %q, want %q", got, want)
+	}
+}
