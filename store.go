@@ -119,7 +119,7 @@ type MemoryStoreOptions struct {
 type MemoryStore struct {
 	mu       sync.Mutex
 	recs     map[string]Record
-	bytes    int64 // recordBytes of every record held
+	bytes    int64 // Record.Bytes of every record held
 	use      map[string]usage
 	capacity int
 	maxBytes int64
@@ -145,9 +145,6 @@ func (rec Record) Bytes() int64 {
 	}
 	return n
 }
-
-// recordBytes is what a record counts against MemoryStoreOptions.MaxBytes.
-func recordBytes(rec *Record) int64 { return rec.Bytes() }
 
 // NewMemoryStore returns an empty [MemoryStore].
 func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
@@ -217,7 +214,7 @@ func (m *MemoryStore) Save(_ context.Context, rec Record) error {
 	if _, ok := m.recs[rec.Approval.ID]; ok {
 		return ErrDuplicateID
 	}
-	size := recordBytes(&rec)
+	size := rec.Bytes()
 	principal := rec.Approval.Principal
 	if m.refusalLocked(principal, size) != nil {
 		m.pruneLocked()
@@ -254,7 +251,7 @@ func (m *MemoryStore) removeLocked(id string) (Record, bool) {
 	rec, ok := m.recs[id]
 	if ok {
 		delete(m.recs, id)
-		size := recordBytes(&rec)
+		size := rec.Bytes()
 		m.bytes -= size
 		p := rec.Approval.Principal
 		if u := m.use[p]; u.count > 1 {

@@ -58,7 +58,6 @@ const hasTriggerSQL = `SELECT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = $1:
 // it.
 type auditTable struct {
 	quoted  string // schema-qualified if given, each part quoted
-	name    string // the unquoted, unqualified name
 	refuse  string // the function that refuses changes, qualified as quoted is
 	append  string // the function that checks each insert, qualified as quoted is
 	guardTg string // the unquoted name of the trigger that calls refuse
@@ -87,7 +86,6 @@ func parseAuditTable(name string) (auditTable, error) {
 	}
 	return auditTable{
 		quoted:  ident(tbl),
-		name:    tbl,
 		refuse:  ident(tbl + "_refuse"),
 		append:  ident(tbl + "_append"),
 		guardTg: tbl + "_append_only",
