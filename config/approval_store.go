@@ -70,8 +70,10 @@ func (d *decoder) approvalStore(k, n *yaml.Node, path string) *approvalStoreDoc 
 	return s
 }
 
-// tableRe is what server.approval_store.table must look like: what
-// stores/pgstore accepts as a table name.
+// tableRe is what server.approval_store.table must look like: a table
+// name stores/pgstore accepts, and checkTable bounds the whole name,
+// schema and dot included, to 48 bytes, stricter than pgstore, which
+// bounds the table part alone to 48 and the schema to 63.
 var tableRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$`)
 
 // checkApprovalStore checks server.approval_store and returns it; the
