@@ -115,8 +115,9 @@ type Server struct {
 	MaxPendingPerPrincipal int
 
 	// MaxPendingBytesPerPrincipal is server.max_pending_bytes_per_principal:
-	// how many bytes of inputs, arguments and reasons one principal's
-	// pending approvals may hold in serve's approval store, a size from 1B
+	// how many bytes of inputs, arguments, reasons and salts one
+	// principal's pending approvals may hold in serve's approval store
+	// (execgate.Record.Bytes), a size from 1B
 	// to [MaxPendingBytesLimit]
 	// (execgate.MemoryStoreOptions.PerPrincipalMaxBytes). Zero, when the
 	// file does not set it, is the store's default, a quarter of its byte
