@@ -334,8 +334,10 @@
 // its approvals: the pending ones for approvers, and what became of each,
 // with an approved call's Result until its proposer claims it. The
 // execgate binary uses it so that several serve replicas on one database
-// share approvals. Each operation runs at READ COMMITTED, and its
-// one-winner guarantees rest on row locks:
+// share approvals. Each transaction runs at READ COMMITTED, whatever the
+// database's default, a single statement that loses a race where the
+// default is stricter is run again, and its one-winner guarantees rest on
+// row locks:
 //
 //   - [States.Add] holds the table's advisory lock (as Save does) while it
 //     counts the open approvals and inserts.
