@@ -466,22 +466,3 @@ func superviseLoop(ctx context.Context, inv Invocation, cmd *exec.Cmd, p *polled
 	out.OutputIncomplete = incomplete
 	return out
 }
-
-// sweepFD reads what is in the non-blocking pipe fd without waiting for
-// more, at most maxSweep bytes, and reports whether it reached end-of-file.
-func sweepFD(fd int, buf *tappedBuffer, chunk []byte) (complete bool) {
-	for total := 0; total < maxSweep; {
-		n, err := unix.Read(fd, chunk)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil: // EAGAIN: a writer still holds it
-			return false
-		case n == 0:
-			return true
-		}
-		buf.Write(chunk[:n])
-		total += n
-	}
-	return false
-}

@@ -526,21 +526,26 @@ func sweep(r *os.File, buf *tappedBuffer, chunk []byte) (complete bool) {
 	if err != nil || r.SetReadDeadline(time.Time{}) != nil {
 		return false
 	}
+	if err := rc.Read(func(fd uintptr) bool {
+		complete = sweepFD(int(fd), buf, chunk)
+		return true // never wait in the runtime's poller
+	}); err != nil {
+		return false
+	}
+	return complete
+}
+
+// sweepFD reads what is in the non-blocking pipe fd without waiting for
+// more, at most maxSweep bytes, and reports whether it reached
+// end-of-file: an empty pipe that a writer still holds answers EAGAIN at
+// once.
+func sweepFD(fd int, buf *tappedBuffer, chunk []byte) (complete bool) {
 	for total := 0; total < maxSweep; {
-		var n int
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			// The descriptor is non-blocking: an empty pipe that a
-			// writer still holds answers EAGAIN at once.
-			n, rerr = syscall.Read(int(fd), chunk)
-			return true
-		})
+		n, err := syscall.Read(fd, chunk)
 		switch {
-		case err != nil:
-			return false
-		case rerr == syscall.EINTR:
+		case err == syscall.EINTR:
 			continue
-		case rerr != nil: // EAGAIN: a writer is still there
+		case err != nil: // EAGAIN: a writer still holds it
 			return false
 		case n == 0:
 			return true
