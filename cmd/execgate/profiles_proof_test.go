@@ -398,6 +398,13 @@ const missingGitObject = "0123456789abcdef0123456789abcdef01234567"
 // marker; and a file:// repository beside the root, serving any object it
 // holds, which holds the canary. It returns the name of the canary's
 // object there, which the root lacks.
+//
+// git asks the promisors in the config's order, the partialClone one
+// last, and dies of SIGPIPE when one's fetch exits before reading the
+// list of objects git writes to it, so the later ones are asked only
+// some of the time. "::x" comes first, so the scene's live check of it
+// holds on every run, and the payload creates the marker before it
+// writes a byte git could reject.
 func (s *proofScene) hostileGitRepository(t *testing.T, stray *netProofStray) (outside string) {
 	t.Helper()
 	strayURL := "http://" + netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(stray.port)).String() + "/r.git"
@@ -414,16 +421,16 @@ func (s *proofScene) hostileGitRepository(t *testing.T, stray *netProofStray) (o
 	s.git(t, "init", "-q")
 	s.git(t, "add", "README", "src/main.go")
 	s.git(t, "commit", "-q", "-m", "one")
-	payload := "sh -c 'cat " + s.secret + "; touch " + s.marker + "'"
+	payload := "sh -c 'touch " + s.marker + "; cat " + s.secret + "'"
 	for _, kv := range [][2]string{
 		{"core.repositoryformatversion", "1"},
 		{"extensions.partialClone", "origin"},
 		{"remote.origin.url", strayURL},
 		{"remote.origin.promisor", "true"},
-		{"remote.ext.url", "ext::sh -c touch% " + s.marker},
-		{"remote.ext.promisor", "true"},
 		{"remote.unnamed.url", "::x"},
 		{"remote.unnamed.promisor", "true"},
+		{"remote.ext.url", "ext::sh -c touch% " + s.marker},
+		{"remote.ext.promisor", "true"},
 		{"alias.remote-", "!" + payload},
 		{"remote.elsewhere.url", "file://" + elsewhere},
 		{"remote.elsewhere.promisor", "true"},
