@@ -23,26 +23,46 @@ import (
 // few programs loads. Every tool runs the test binary, which is no
 // interpreter and is never started here. The entries naming one profile
 // are alike but for their names.
-func profileFleet(tb testing.TB, n int) []byte {
-	return fleetOfProfiles(tb, n, false)
+func profileFleet(tb testing.TB, dir string, n int) []byte {
+	return fleetOfProfiles(tb, dir, n, false)
 }
 
 // ownFleet is profileFleet with no two entries alike: each has a working
 // directory and site values of its own (hosts, namespaces, a kubeconfig
 // file in its directory), as a site that exposes each program once per
-// repository, cluster or team would write.
-func ownFleet(tb testing.TB, n int) []byte {
-	return fleetOfProfiles(tb, n, true)
+// repository, cluster or team would write. Each directory holds the
+// files the profiles' examples name (see exampleFiles), as a site's
+// repositories would, so that the examples hold there.
+func ownFleet(tb testing.TB, dir string, n int) []byte {
+	return fleetOfProfiles(tb, dir, n, true)
 }
 
-func fleetOfProfiles(tb testing.TB, n int, own bool) []byte {
+// exampleFiles are the files the shipped profiles' examples name in
+// their working directory: the benchmarks check that each loads with no
+// warning.
+var exampleFiles = []string{"README", "src/main.go", "archive.tar", "kubeconfig"}
+
+// writeExampleFiles puts each of exampleFiles in dir, each small.
+func writeExampleFiles(tb testing.TB, dir string) {
+	tb.Helper()
+	for _, f := range exampleFiles {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o700); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func fleetOfProfiles(tb testing.TB, dir string, n int, own bool) []byte {
 	tb.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := tb.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
+	writeExampleFiles(tb, dir)
 	var sb strings.Builder
 	sb.WriteString("version: 1\ntools:\n")
 	names := profiles.Names()
@@ -52,9 +72,7 @@ func fleetOfProfiles(tb testing.TB, n int, own bool) []byte {
 		wd, hosts, namespaces := dir, "example.com, api.example.org", "default, team-a"
 		if own {
 			wd = filepath.Join(dir, strconv.Itoa(i))
-			if err := os.Mkdir(wd, 0o700); err != nil {
-				tb.Fatal(err)
-			}
+			writeExampleFiles(tb, wd)
 			kubeconfig = filepath.Join(wd, "kubeconfig")
 			hosts = fmt.Sprintf("h%d.example.com, api.example.org", i)
 			namespaces = fmt.Sprintf("default, team-%d", i)
@@ -82,22 +100,14 @@ func fleetOfProfiles(tb testing.TB, n int, own bool) []byte {
 // files the profiles' examples name. The profiles' comments are left out,
 // and still no more than about 900 such entries (4.5 KB each) fit in
 // MaxFileSize.
-func writtenFleet(tb testing.TB, n int) []byte {
+func writtenFleet(tb testing.TB, dir string, n int) []byte {
 	tb.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := tb.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	for _, f := range []string{"README", "kubeconfig", "archive.tar", "src/main.go"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o700); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	writeExampleFiles(tb, dir)
 	marks := strings.NewReplacer("${hosts}", "example.com", "${namespaces}", "default", "${kubeconfig}", kubeconfig)
 	var sb strings.Builder
 	sb.WriteString("version: 1\ntools:\n")
@@ -167,10 +177,11 @@ func heapInUse() uint64 {
 // the figures do not rest on entries that name profiles; 5,000 such
 // entries are five times larger than MaxFileSize.
 func BenchmarkLoadProfiles(b *testing.B) {
-	for _, c := range []struct {
+	base := b.TempDir()
+	for i, c := range []struct {
 		name  string
 		n     int
-		fleet func(testing.TB, int) []byte
+		fleet func(tb testing.TB, dir string, n int) []byte
 	}{
 		{"tools=1000", 1000, profileFleet},
 		{"tools=5000", 5000, profileFleet},
@@ -178,13 +189,28 @@ func BenchmarkLoadProfiles(b *testing.B) {
 		{"written,tools=800", 800, writtenFleet},
 	} {
 		n := c.n
+		// The fleet and its directories are made on the case's first
+		// run and kept for the others (the testing package runs a case
+		// more than once), under a directory of the whole benchmark:
+		// 5,000 working directories with their files take seconds to
+		// make on some file systems.
+		var data, warm []byte
 		b.Run(c.name, func(b *testing.B) {
-			data := c.fleet(b, n)
+			if data == nil {
+				dir := filepath.Join(base, strconv.Itoa(i))
+				for _, d := range []string{dir, filepath.Join(dir, "warm")} {
+					if err := os.Mkdir(d, 0o700); err != nil {
+						b.Fatal(err)
+					}
+				}
+				data = c.fleet(b, dir, n)
+				warm = profileFleet(b, filepath.Join(dir, "warm"), len(profiles.Names()))
+			}
 			// One load of every profile first, so that what a process
 			// keeps once (each profile parsed, see parsedProfile) is not
 			// counted per tool; the patterns it compiled are collected
 			// with it, and compiled again by the loads measured.
-			if _, err := config.LoadBytes("warm.yaml", profileFleet(b, len(profiles.Names()))); err != nil {
+			if _, err := config.LoadBytes("warm.yaml", warm); err != nil {
 				b.Fatal(err)
 			}
 			var retained uint64
@@ -208,6 +234,9 @@ func BenchmarkLoadProfiles(b *testing.B) {
 				runs++
 				if len(l.Tools) != n {
 					b.Fatalf("%d tools loaded, want %d", len(l.Tools), n)
+				}
+				if w := l.Warnings(); len(w) > 0 {
+					b.Fatalf("%d warnings, the first: %v", len(w), w[0])
 				}
 				runtime.KeepAlive(l)
 				b.StartTimer()
