@@ -78,6 +78,7 @@ const kubeDiscovery = `{"kind":"APIResourceList","apiVersion":"v1","groupVersion
 {"name":"events","singularName":"event","namespaced":true,"kind":"Event","verbs":["get","list","watch"],"shortNames":["ev"]},
 {"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["get","list","watch"],"shortNames":["cm"]},
 {"name":"secrets","singularName":"secret","namespaced":true,"kind":"Secret","verbs":["get","list","watch"]},
+{"name":"serviceaccounts","singularName":"serviceaccount","namespaced":true,"kind":"ServiceAccount","verbs":["get","list","watch"],"shortNames":["sa"]},
 {"name":"nodes","singularName":"node","namespaced":false,"kind":"Node","verbs":["get","list","watch"],"shortNames":["no"]},
 {"name":"namespaces","singularName":"namespace","namespaced":false,"kind":"Namespace","verbs":["get","list","watch"],"shortNames":["ns"]}]}`
 
@@ -130,6 +131,8 @@ func (k *kubeAPI) serve(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "log line from %s\n", ns)
 		case kind == "events" && len(rest) == 0:
 			fmt.Fprint(w, `{"kind":"EventList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`)
+		case kind == "serviceaccounts" && len(rest) == 1:
+			fmt.Fprintf(w, `{"kind":"ServiceAccount","apiVersion":"v1","metadata":{"name":%q,"namespace":%q,"uid":"sa-%s","creationTimestamp":"2024-01-01T00:00:00Z"}}`, rest[0], ns, ns)
 		case kind == "configmaps" && len(rest) == 0:
 			fmt.Fprintf(w, `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"settings","namespace":%q,"creationTimestamp":"2024-01-01T00:00:00Z"},"data":{"mode":"fast"}}]}`, ns)
 		case kind == "secrets":
@@ -355,6 +358,9 @@ func TestProfileProof_Kubectl(t *testing.T) {
 		{"get secrets from the flags object's positionals", "kubectl.get", map[string]any{"args": []string{"secrets", "-o", "yaml"}}},
 		{"describe secret/NAME", "kubectl.describe", args("secret/db")},
 		{"describe secrets", "kubectl.describe", args("secrets")},
+		{"describe serviceaccount/NAME, which lists every Secret of the namespace", "kubectl.describe", args("serviceaccount/default")},
+		{"describe sa/NAME, the short name", "kubectl.describe", args("sa/default")},
+		{"describe serviceaccounts in a list of kinds", "kubectl.describe", args("pods,sa")},
 		{"logs of a secret", "kubectl.logs", args("secret/x")},
 		{"get nodes, a cluster-scoped kind", "kubectl.get", args("nodes")},
 		{"get namespaces, every namespace's name", "kubectl.get", args("namespaces")},
@@ -421,6 +427,23 @@ func TestProfileProof_Kubectl(t *testing.T) {
 	for _, r := range api.requests(0) {
 		assert.Empty(t, api.forbidden(r), r)
 	}
+
+	// Last, since it makes a request no call may make: the scene is live: kubectl describe of a service account, run with
+	// the profile's leading options but outside the gate, asks the
+	// server for every Secret of the namespace.
+	t.Run("describe of a service account outside the gate lists the secrets", func(t *testing.T) {
+		from := api.count()
+		cmd := exec.Command(bin, "--kubeconfig="+kc, "--namespace=default", "describe", "serviceaccount/default")
+		cmd.Dir = s.root
+		cmd.Env = []string{"HOME=" + t.TempDir()}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		var listed bool
+		for _, r := range api.requests(from) {
+			listed = listed || strings.HasPrefix(r, "GET /api/v1/namespaces/default/secrets")
+		}
+		assert.True(t, listed, "describe sa listed the secrets: %v", api.requests(from))
+	})
 }
 
 // infraRunAllowExamples is runAllowExamples for a profile with commands
