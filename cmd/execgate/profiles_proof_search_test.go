@@ -143,15 +143,15 @@ func TestProfileProof_Fd(t *testing.T) {
 	s.runAllowExamples(t, "fd", "")
 
 	s.searchRunCalls(t, []searchCall{
-		{"everything not hidden or ignored", "fd.run", args(), []string{"README", "link-out", "src/", "src/main.go", "up"}},
+		{"everything not hidden: no ignore file is read", "fd.run", args(), []string{"README", "ignored.txt", "link-out", "src/", "src/ignored.txt", "src/main.go", "up"}},
 		{"an ignore file above the working directory hides nothing", "fd.run", args("READ"), []string{"README"}},
 		{"-e filters by extension", "fd.run", args("-e", "go"), []string{"src/main.go"}},
 		{"-t l lists the links and follows none", "fd.run", args("-t", "l"), []string{"link-out", "up"}},
-		{"a link to the parent is not entered", "fd.run", args("-u", "secret"), nil},
+		{"a link to the parent is not entered", "fd.run", args("-H", "secret"), nil},
 		{"-H adds hidden files", "fd.run", args("-H", "-t", "f", "hidden"), []string{".hidden"}},
-		{"-I adds ignored files", "fd.run", args("-I", "ignored"), []string{"ignored.txt", "src/ignored.txt"}},
-		{"--search-path searches a directory inside, under the working directory's ignore file", "fd.run", args("--search-path", "src"), []string{"src/main.go"}},
-		{"a negative size is given after '='", "fd.run", args("-t", "f", "--size=-10b"), []string{"README"}},
+		{"the working directory's own ignore file hides nothing", "fd.run", args("ignored"), []string{"ignored.txt", "src/ignored.txt"}},
+		{"--search-path searches a directory inside", "fd.run", args("--search-path", "src"), []string{"src/ignored.txt", "src/main.go"}},
+		{"a negative size is given after '='", "fd.run", args("-t", "f", "--size=-10b"), []string{"README", "ignored.txt", "src/ignored.txt"}},
 		{"-g takes a glob", "fd.run", args("-g", "*.go"), []string{"src/main.go"}},
 		{"-0 separates by NUL", "fd.run", args("-0", "-e", "go"), []string{"./src/main.go"}},
 	})
@@ -177,8 +177,8 @@ func TestProfileProof_Fd(t *testing.T) {
 	}
 	s.requireRefusedByGrammar(t, grammar)
 	s.runAttacks(t, slices.Concat(grammar, []attack{
-		{"the pattern of the canary's file name, everything included", "fd.run", args("-u", "-p", "secret")},
-		{"an exclude glob that climbs", "fd.run", args("-E", "../*", "-u")},
+		{"the pattern of the canary's file name, everything included", "fd.run", args("-H", "-p", "secret")},
+		{"an exclude glob that climbs", "fd.run", args("-E", "../*", "-H")},
 		{"an --and pattern that looks like an option", "fd.run", searchFlags(map[string]any{"and": "-x"}, "main")},
 	}))
 }

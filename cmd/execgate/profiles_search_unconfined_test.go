@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate"
+	"github.com/execgate/execgate/config"
+)
+
+// unconfinedExecutor returns an Executor of the scene's configuration
+// with every spec's confinement removed: what the grammar alone holds
+// (invariant 12 of DESIGN.md, without the backstop of invariant 13).
+func unconfinedExecutor(t *testing.T, s *proofScene) *execgate.Executor {
+	t.Helper()
+	l, err := config.LoadFile(s.config)
+	require.NoError(t, err)
+	specs := l.Allowlist.Specs()
+	for i := range specs {
+		specs[i].Confine = nil
+	}
+	a, err := execgate.NewAllowlist(specs...)
+	require.NoError(t, err)
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a})
+	require.NoError(t, err)
+	return x
+}
+
+// TestTypedGrammars_SearchProfilesReadNoIgnoreFileOutsideEvenUnconfined
+// runs rg and fd, outside any confinement, in a working directory whose
+// ignore file is a symbolic link to a file outside it, whose .git is a
+// file naming a git directory elsewhere (whose info/exclude lists
+// README), and which holds a FIFO under an ignore file's name: no line
+// of a file outside is printed, no file is hidden by one, and the call
+// ends on its own instead of blocking on the FIFO.
+func TestTypedGrammars_SearchProfilesReadNoIgnoreFileOutsideEvenUnconfined(t *testing.T) {
+	for _, c := range []struct{ profile, ignore, fifo, input string }{
+		{"rg", ".ignore", ".rgignore", `{"args":["--files"]}`},
+		{"rg", ".rgignore", ".ignore", `{"args":["-e","hello"]}`},
+		{"fd", ".fdignore", ".ignore", `{}`},
+		{"fd", ".ignore", ".fdignore", `{}`},
+	} {
+		t.Run(c.profile+" "+c.ignore, func(t *testing.T) {
+			s := newProofScratch(t, c.profile, "")
+			require.NoError(t, os.WriteFile(filepath.Join(s.base, "secret.ini"), []byte("token=[z-a"+proofCanary+"\n"+proofCanary+"\n"), 0o600))
+			require.NoError(t, os.Symlink("../secret.ini", filepath.Join(s.root, c.ignore)))
+			require.NoError(t, syscall.Mkfifo(filepath.Join(s.root, "src", c.fifo), 0o644))
+			other := filepath.Join(s.base, "other", ".git")
+			require.NoError(t, os.MkdirAll(filepath.Join(other, "worktrees", "w"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(other, "info"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(other, "worktrees", "w", "commondir"), []byte("../..\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(other, "info", "exclude"), []byte("{a,{b"+proofCanary+"\nREADME\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(s.root, ".git"), []byte("gitdir: "+filepath.Join(other, "worktrees", "w")+"\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(s.root, proofCanary), []byte("hello\n"), 0o644))
+			r, err := unconfinedExecutor(t, s).Run(context.Background(), c.profile+".run", json.RawMessage(c.input))
+			require.NoError(t, err)
+			assert.Equal(t, execgate.TerminationExit, r.Termination, "the call ends on its own: %s", r.Stderr)
+			assert.NotContains(t, r.Stderr, proofCanary, "no line of a file outside is printed")
+			assert.Contains(t, r.Stdout, proofCanary, "a file outside hides nothing")
+			assert.Contains(t, r.Stdout, "README", "the info/exclude outside hides nothing")
+		})
+	}
+}
+
+// TestTypedGrammars_JqProfilesImportNothingEvenUnconfined runs jq and yq,
+// outside any confinement, with filters whose module directives would
+// load the JSON file beside the working directory: each is refused, or
+// reads nothing of it.
+func TestTypedGrammars_JqProfilesImportNothingEvenUnconfined(t *testing.T) {
+	for _, profile := range []string{"jq", "yq"} {
+		s := newProofScratch(t, profile, "")
+		require.NoError(t, os.WriteFile(filepath.Join(s.base, "secret.json"), []byte(`{"c":"`+proofCanary+`"}`+"\n"), 0o600))
+		x := unconfinedExecutor(t, s)
+		for _, filter := range []string{
+			`import "../secret" as $s; $s`,
+			`import "secret" as $s {search: ".."}; $s`,
+			`  import"secret" as $s {search: "../"}; $s`,
+			`include "secret" {search: ".."}; .`,
+			`module {}; import "../secret" as $s; $s`,
+		} {
+			t.Run(profile+" "+filter, func(t *testing.T) {
+				in, err := json.Marshal(map[string]any{"args": []string{"-n", filter}, "stdin": "{}"})
+				require.NoError(t, err)
+				r, err := x.Run(context.Background(), profile+".run", in)
+				var ve *execgate.ValidationError
+				require.ErrorAs(t, err, &ve, "the filter is refused; it ran: %+v", r)
+			})
+		}
+	}
+}
