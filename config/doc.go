@@ -713,12 +713,17 @@
 //
 // GIT_ALLOW_PROTOCOL is judged by its value: a colon-separated list of
 // the transports git may use for a URL. A name other than file, git, ssh,
-// http, https, ftp, ftps and -none (which names no transport, so allows
-// none) lets a URL of the form name::address run a program: ext runs the
-// command the URL spells out, any other name runs git-remote-<name> from
-// PATH, and an empty value or an empty name in the list allows the URL
-// ::address. Such a value, and inheriting the variable (whose value is
-// not known at load), are refused as the variables above are.
+// http, https, ftp, ftps, -none and _ (the last two name no transport, so
+// allow none) lets a URL of the form name::address run a program: ext
+// runs the command the URL spells out, any other name runs
+// git-remote-<name> from PATH, and an empty value or an empty name in the
+// list allows the URL ::address. Such a value, and inheriting the
+// variable (whose value is not known at load), are refused as the
+// variables above are. The accepted names hold against a caller's URL,
+// not against a hostile repository: a remote's vcs in the repository's
+// own config runs the helper "git remote-<name>", which the repository
+// can define as an alias for file, git, ssh and -none. Only _ can name
+// no alias, which is why the git profile sets GIT_ALLOW_PROTOCOL=_.
 //
 // A PATH in env must hold only absolute directories: an empty or relative
 // entry would let a tool that looks up helper programs (git-<sub>, kubectl

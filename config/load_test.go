@@ -781,6 +781,7 @@ func TestHostileEnv_GitTransportsThatRunPrograms(t *testing.T) {
 		{"a name differing in case is another name", "HTTPS", true},
 		{"git's own transports are allowed", "file:git:ssh:http:https:ftp:ftps", false},
 		{"-none allows no transport", "-none", false},
+		{"_ allows no transport, and no repository can name a helper alias for it", "_", false},
 	} {
 		text := tool("    env: {GIT_ALLOW_PROTOCOL: '" + c.value + "'}\n")
 		if !c.refused {

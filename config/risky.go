@@ -105,14 +105,20 @@ func pathProblem(value string) string {
 
 // gitTransports are the values of GIT_ALLOW_PROTOCOL's colon-separated
 // list that name a transport git carries out itself, with a program of
-// its own: what a URL can ask for is then limited to these. "-none" names
-// no transport, and so allows none. Every other name lets a URL of the
-// form name::address reach a program: "ext" runs the command the URL
-// spells out, and any other name runs the remote helper git-remote-<name>
-// found on PATH; an empty value, or an empty name in the list, allows the
-// URL "::address" the same.
+// its own: what a URL can ask for is then limited to these. "-none" and
+// "_" name no transport, and so allow none. Every other name lets a URL
+// of the form name::address reach a program: "ext" runs the command the
+// URL spells out, and any other name runs the remote helper
+// git-remote-<name> found on PATH; an empty value, or an empty name in
+// the list, allows the URL "::address" the same.
+//
+// These hold against a caller's URL, not against a repository's own
+// config: a remote's vcs names its helper directly, and git runs it as
+// the git command "remote-<name>", which the repository can define as an
+// alias where git has no such command (file, git, ssh, "-none"). Only "_"
+// can be no alias, and it is what the git profile sets.
 var gitTransports = map[string]bool{
-	"-none": true, "file": true, "git": true, "ssh": true,
+	"-none": true, "_": true, "file": true, "git": true, "ssh": true,
 	"http": true, "https": true, "ftp": true, "ftps": true,
 }
 
@@ -126,7 +132,7 @@ func envValueHostile(key, value string) string {
 	}
 	for _, name := range strings.Split(value, ":") {
 		if !gitTransports[name] {
-			return "GIT_ALLOW_PROTOCOL allows a transport that runs a program a URL names (ext, a remote helper git-remote-<name> found on PATH, or an empty name); list only file, git, ssh, http, https, ftp or ftps, or -none for no transport"
+			return "GIT_ALLOW_PROTOCOL allows a transport that runs a program a URL names (ext, a remote helper git-remote-<name> found on PATH, or an empty name); list only file, git, ssh, http, https, ftp or ftps, or _ for no transport"
 		}
 	}
 	return ""
