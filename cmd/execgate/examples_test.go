@@ -24,9 +24,11 @@ const examplePath = "../../examples/tools.yaml"
 var exampleTools = []string{"git", "rg", "jq", "kubectl", "terraform", "curl"}
 
 // gitFixed are the arguments the git profile puts before every command.
-const gitFixed = "--no-pager --git-dir=.git --work-tree=. -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.pager=cat" +
+const gitFixed = "--no-pager --git-dir=.git/. --work-tree=. -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.pager=cat" +
 	" -c core.attributesFile=/dev/null -c core.sshCommand=false -c protocol.allow=never" +
-	" -c grep.fallbackToNoIndex=false -c log.showSignature=false"
+	" -c grep.fallbackToNoIndex=false -c log.showSignature=false -c help.autocorrect=0" +
+	" -c diff.submodule=short -c diff.autoRefreshIndex=false -c mailmap.file=/dev/null" +
+	" -c diff.orderFile=/dev/null -c core.excludesFile=/dev/null"
 
 // exampleNames are the tools examples/tools.yaml serves.
 var exampleNames = []string{
@@ -91,9 +93,9 @@ func TestExample_Calls(t *testing.T) {
 		{"git runs with the profile's -c overrides, and log with --no-ext-diff --no-textconv",
 			[]string{"git.log", `{"flags":{"max-count":5,"oneline":true},"args":["README.md"]}`},
 			gitFixed + " log --no-ext-diff --no-textconv --max-count=5 --oneline -- README.md"},
-		{"rg reads no config file",
+		{"rg reads no config file and no ignore file",
 			[]string{"rg.run", `{"flags":{"line-number":true,"regexp":["func main"]},"args":["main.go"]}`},
-			"--no-config --regexp=func main --line-number -- main.go"},
+			"--no-config --no-ignore --regexp=func main --line-number -- main.go"},
 		{"jq takes the filter and the JSON on stdin",
 			[]string{"jq.run", `{"flags":{"raw-output":true},"args":[".items[] | .name"],"stdin":"{\"items\":[]}"}`},
 			"--raw-output .items[] | .name"},
