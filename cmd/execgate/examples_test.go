@@ -98,7 +98,7 @@ func TestExample_Calls(t *testing.T) {
 			"--no-config --no-ignore --regexp=func main --line-number -- main.go"},
 		{"jq takes the filter and the JSON on stdin",
 			[]string{"jq.run", `{"flags":{"raw-output":true},"args":[".items[] | .name"],"stdin":"{\"items\":[]}"}`},
-			"--raw-output .items[] | .name"},
+			"-L /dev/null --raw-output .items[] | .name"},
 		{"kubectl uses the file's kubeconfig and its first namespace, which a caller's listed -n overrides",
 			[]string{"kubectl.get", `{"flags":{"namespace":"staging","output":"wide"},"args":["pods/web-1"]}`},
 			"--kubeconfig=/etc/execgate/kubeconfig --namespace=default get --namespace=staging --output=wide pods/web-1"},

@@ -95,3 +95,48 @@ func TestTypedGrammars_JqProfilesImportNothingEvenUnconfined(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedGrammars_JqProfilesLoadNoModuleMetaEvenUnconfined runs jq and
+// yq, outside any confinement, with filters that call the builtin
+// modulemeta anywhere in them, beside a lib/jq directory of *.jq files
+// that jq's default search path reaches (for jq installed in a bin
+// directory beside it, and for yq, which starts jq by name): no module
+// is found, so none of the files is read.
+func TestTypedGrammars_JqProfilesLoadNoModuleMetaEvenUnconfined(t *testing.T) {
+	for _, profile := range []string{"jq", "yq"} {
+		s := newProofScratch(t, profile, "")
+		if profile == "jq" {
+			// jq beside an operator's lib/jq: base/bin/jq, base/lib/jq.
+			bin := filepath.Join(s.base, "bin", "jq")
+			require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+			data, err := os.ReadFile(requireProgram(t, "jq"))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(bin, data, 0o755))
+			s.config = writeFile(t, "tools.yaml", "version: 1\ntools:\n  - profile: jq\n    bin: "+bin+"\n    working_dir: "+s.root+"\n")
+		}
+		lib := filepath.Join(s.base, "lib", "jq")
+		require.NoError(t, os.MkdirAll(filepath.Join(lib, "dir"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(lib, "secret.jq"), []byte(`module {"c":"`+proofCanary+`"};`+"\n"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(lib, "bad.jq"), []byte(proofCanary+" ; (\n"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(lib, "dir", "dir.jq"), []byte(`import "`+proofCanary+`" as x;`+"\n"), 0o600))
+		x := unconfinedExecutor(t, s)
+		for _, filter := range []string{
+			`"secret" | modulemeta`,
+			`"bad" | modulemeta`,
+			`"dir" | modulemeta`,
+			`["secret", "bad"][] | try modulemeta catch .`,
+			`. as $m | "secret" | modulemeta`,
+			` "secret"|modulemeta`,
+			`"` + lib + `/secret" | modulemeta`,
+		} {
+			t.Run(profile+" "+filter, func(t *testing.T) {
+				in, err := json.Marshal(map[string]any{"args": []string{"-n", "-c", filter}, "stdin": "{}"})
+				require.NoError(t, err)
+				r, err := x.Run(context.Background(), profile+".run", in)
+				require.NoError(t, err)
+				assert.NotContains(t, r.Stdout+r.Stderr, proofCanary, "a module outside the working directory is read")
+				assert.Contains(t, r.Stdout+r.Stderr, "module not found", "jq looked and found nothing")
+			})
+		}
+	}
+}
