@@ -28,7 +28,10 @@ const gitFixed = "--no-pager --git-dir=.git/. --work-tree=. -c core.hooksPath=/d
 	" -c core.attributesFile=/dev/null -c core.sshCommand=false -c protocol.allow=never" +
 	" -c grep.fallbackToNoIndex=false -c log.showSignature=false -c help.autocorrect=0" +
 	" -c diff.submodule=short -c diff.autoRefreshIndex=false -c mailmap.file=/dev/null" +
-	" -c diff.orderFile=/dev/null -c core.excludesFile=/dev/null"
+	" -c diff.orderFile=/dev/null -c core.excludesFile=/dev/null -c format.pretty=medium" +
+	" -c gpg.program=/nonexistent -c gpg.openpgp.program=/nonexistent -c gpg.x509.program=/nonexistent" +
+	" -c gpg.ssh.program=/nonexistent -c status.submoduleSummary=false -c submodule.recurse=false" +
+	" -c color.ui=never"
 
 // exampleNames are the tools examples/tools.yaml serves.
 var exampleNames = []string{
@@ -174,7 +177,7 @@ func TestExample_ServeStdio(t *testing.T) {
 	var r execgate.Result
 	structured(t, res, &r)
 	assert.Equal(t, "git.status", r.Name)
-	assert.Equal(t, gitFixed+" status --short --\n", r.Stdout)
+	assert.Equal(t, gitFixed+" status --ignore-submodules=dirty --short --\n", r.Stdout)
 
 	for _, tc := range []struct{ about, tool, args, kind string }{
 		{"the git.diff leak: a path out of the tree", "git_diff", `{"args":["src/../../secret.txt","README"]}`, mcpserver.KindInvalidInput},

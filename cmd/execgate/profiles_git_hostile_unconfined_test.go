@@ -161,7 +161,7 @@ func TestTypedGrammars_GitProfileReadOnlyWritesNoIndex(t *testing.T) {
 	s.git(t, "commit", "-q", "-m", "one")
 	run := unconfinedGitRun(t, s)
 	for i, name := range []string{"git.diff", "git.status", "git.ls-files", "git.grep", "git.log", "git.blame"} {
-		args := map[string][]string{"git.grep": {"-e", "hello"}, "git.blame": {"README"}, "git.ls-files": {"--modified"}}[name]
+		args := map[string][]string{"git.grep": {"-e", "hello"}, "git.blame": {"README"}, "git.ls-files": {"--others"}}[name]
 		later := time.Now().Add(time.Duration(2*i+2) * time.Second)
 		require.NoError(t, os.Chtimes(filepath.Join(s.root, "README"), later, later))
 		before := s.snapshot(t)

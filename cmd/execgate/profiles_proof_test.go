@@ -369,7 +369,7 @@ func TestProfileProof_GitHostileRepository(t *testing.T) {
 		{"git.status", args()},
 		{"git.blame", args("README")},
 		{"git.grep", args("-e", "hello")},
-		{"git.ls-files", args("--modified")},
+		{"git.ls-files", args("--others")},
 		// An object the repository lacks: a partial clone fetches it
 		// from its promisor remotes.
 		{"git.show", args(missingGitObject)},
