@@ -103,14 +103,7 @@ func TestTypedGrammars_GitProfileReachesNoTransportEvenUnconfined(t *testing.T) 
 	s := newProofScratch(t, "git", "")
 	stray := newNetProofStray(t, netProofHost{name: "127.0.0.1", addr: netip.MustParseAddr("127.0.0.1")})
 	outside := s.hostileGitRepository(t, stray)
-	l, err := config.LoadFile(s.config)
-	require.NoError(t, err)
-	specs := l.Allowlist.Specs()
-	for i := range specs {
-		specs[i].Confine = nil
-	}
-	a, err := execgate.NewAllowlist(specs...)
-	require.NoError(t, err)
+	a := unconfinedAllowlist(t, s)
 	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a})
 	require.NoError(t, err)
 

@@ -13,8 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/execgate/execgate"
-	"github.com/execgate/execgate/config"
 )
 
 // TestProfileProof_TerraformHostileConfiguration puts in the working
@@ -59,18 +57,8 @@ func TestProfileProof_TerraformHostileConfiguration(t *testing.T) {
 		t.Run("the scene is live unconfined: "+which, func(t *testing.T) {
 			s := newProofScratch(t, "terraform", "")
 			hostile(t, s, which)
-			l, err := config.LoadFile(s.config)
-			require.NoError(t, err)
-			specs := l.Allowlist.Specs()
-			for i := range specs {
-				specs[i].Confine = nil
-			}
-			a, err := execgate.NewAllowlist(specs...)
-			require.NoError(t, err)
-			x, err := execgate.NewExecutor(execgate.Config{Allowlist: a})
-			require.NoError(t, err)
 			accepted := stray.accepted.Load()
-			r, err := x.Run(context.Background(), "terraform.plan", json.RawMessage(`{}`))
+			r, err := unconfinedExecutor(t, s).Run(context.Background(), "terraform.plan", json.RawMessage(`{}`))
 			require.NoError(t, err)
 			if which == "remote_state" {
 				assert.Greater(t, stray.accepted.Load(), accepted, "only the confinement stops this: %s", r.Stderr)

@@ -15,10 +15,10 @@ import (
 	"github.com/execgate/execgate/config"
 )
 
-// unconfinedExecutor returns an Executor of the scene's configuration
+// unconfinedAllowlist returns the Allowlist of the scene's configuration
 // with every spec's confinement removed: what the grammar alone holds
 // (invariant 12 of DESIGN.md, without the backstop of invariant 13).
-func unconfinedExecutor(t *testing.T, s *proofScene) *execgate.Executor {
+func unconfinedAllowlist(t *testing.T, s *proofScene) *execgate.Allowlist {
 	t.Helper()
 	l, err := config.LoadFile(s.config)
 	require.NoError(t, err)
@@ -28,7 +28,13 @@ func unconfinedExecutor(t *testing.T, s *proofScene) *execgate.Executor {
 	}
 	a, err := execgate.NewAllowlist(specs...)
 	require.NoError(t, err)
-	x, err := execgate.NewExecutor(execgate.Config{Allowlist: a})
+	return a
+}
+
+// unconfinedExecutor returns an Executor of unconfinedAllowlist.
+func unconfinedExecutor(t *testing.T, s *proofScene) *execgate.Executor {
+	t.Helper()
+	x, err := execgate.NewExecutor(execgate.Config{Allowlist: unconfinedAllowlist(t, s)})
 	require.NoError(t, err)
 	return x
 }
