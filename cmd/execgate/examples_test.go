@@ -31,7 +31,8 @@ const gitFixed = "--no-pager --git-dir=.git/. --work-tree=. -c core.hooksPath=/d
 	" -c diff.orderFile=/dev/null -c core.excludesFile=/dev/null -c format.pretty=medium" +
 	" -c gpg.program=/nonexistent -c gpg.openpgp.program=/nonexistent -c gpg.x509.program=/nonexistent" +
 	" -c gpg.ssh.program=/nonexistent -c status.submoduleSummary=false -c submodule.recurse=false" +
-	" -c color.ui=never -c core.checkStat=default -c core.trustctime=true" +
+	" -c color.ui=never -c color.diff=never -c color.status=never -c color.grep=never" +
+	" -c blame.coloring=none -c grep.threads=0 -c index.threads=true -c core.checkStat=default -c core.trustctime=true" +
 	" -c core.multiPackIndex=false"
 
 // exampleNames are the tools examples/tools.yaml serves.
