@@ -132,7 +132,7 @@ func envValueHostile(key, value string) string {
 	}
 	for _, name := range strings.Split(value, ":") {
 		if !gitTransports[name] {
-			return "GIT_ALLOW_PROTOCOL allows a transport that runs a program a URL names (ext, a remote helper git-remote-<name> found on PATH, or an empty name); list only file, git, ssh, http, https, ftp or ftps, or _ for no transport"
+			return "GIT_ALLOW_PROTOCOL allows a transport that runs a program a URL names (ext, a remote helper git-remote-<name> found on PATH, or an empty name); list only _ for no transport, or file, git, ssh, http, https, ftp or ftps for a URL of those (a hostile repository's remote vcs can still run an alias for file, git or ssh)"
 		}
 	}
 	return ""

@@ -225,5 +225,12 @@ func TestTypedGrammars_GitProfileReadsNoRepositoryElsewhere(t *testing.T) {
 	run := unconfinedGitRun(t, s)
 	r := run("git.log", "-p")
 	assert.NotContains(t, r.Stdout+r.Stderr, proofCanary, "a .git file")
+	assert.Contains(t, r.Stderr, "not a git repository", "a .git file is no repository for the profile")
 
+	// The scene is live: --git-dir=.git follows the file.
+	live := exec.Command("git", "--no-pager", "--git-dir=.git", "--work-tree=.", "log", "-p")
+	live.Dir = s.root
+	live.Env = []string{"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1"}
+	out, _ := live.CombinedOutput()
+	assert.Contains(t, string(out), proofCanary, "--git-dir=.git reads the repository the file names")
 }

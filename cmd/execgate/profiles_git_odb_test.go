@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,11 +74,7 @@ func TestTypedGrammars_GitProfileReadsNoPackElsewhere(t *testing.T) {
 	s.git(t, "-C", other, "commit", "-q", "-m", "private")
 	s.git(t, "-C", other, "repack", "-q", "-a", "-d")
 	s.git(t, "-C", other, "multi-pack-index", "write")
-	cmd := exec.Command("git", "rev-parse", "HEAD:private.txt")
-	cmd.Dir = other
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	blob := strings.TrimSpace(string(out))
+	blob := s.gitOut(t, "-C", other, "rev-parse", "HEAD:private.txt")
 	s.git(t, "init", "-q")
 	s.git(t, "add", "README")
 	s.git(t, "commit", "-q", "-m", "one")
@@ -111,6 +106,7 @@ func TestProfileProof_GitSharedIndexConfined(t *testing.T) {
 	s.git(t, "update-index", "--split-index")
 	shared, err := filepath.Glob(filepath.Join(s.root, ".git", "sharedindex.*"))
 	require.NoError(t, err)
+	require.Len(t, shared, 1)
 	then := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, os.Chtimes(shared[0], then, then))
 	before := s.snapshot(t)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate"
 )
 
 // gitObject writes an object of the given type into the root's repository
@@ -133,12 +135,18 @@ func TestTypedGrammars_GitProfileLsFilesReadsNoLinkedDirectory(t *testing.T) {
 	s.git(t, "update-index", "--add", "--cacheinfo", "100644,"+right+",up1/secret.txt", "--cacheinfo", "100644,"+wrong+",up2/secret.txt")
 	require.NoError(t, os.Symlink("..", filepath.Join(s.root, "up1")))
 	require.NoError(t, os.Symlink("..", filepath.Join(s.root, "up2")))
-	r, err := unconfinedExecutor(t, s).Run(context.Background(), "git.ls-files", json.RawMessage(`{"args":["--modified"]}`))
-	if err != nil {
-		return // the grammar refuses --modified
-	}
-	assert.Equal(t, strings.Contains(r.Stdout, "up1/"), strings.Contains(r.Stdout, "up2/"),
-		"ls-files tells which guess of the file outside is right: %q", r.Stdout)
+	_, err := unconfinedExecutor(t, s).Run(context.Background(), "git.ls-files", json.RawMessage(`{"args":["--modified"]}`))
+	var ve *execgate.ValidationError
+	require.ErrorAs(t, err, &ve, "the profile offers no --modified")
+
+	// The scene is live: git ls-files --modified tells the guesses apart.
+	live := exec.Command("git", "--no-pager", "--git-dir=.git/.", "--work-tree=.", "ls-files", "--modified")
+	live.Dir = s.root
+	live.Env = []string{"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := live.Output()
+	require.NoError(t, err)
+	assert.NotEqual(t, strings.Contains(string(out), "up1/"), strings.Contains(string(out), "up2/"),
+		"ls-files --modified tells which guess of the file outside is right: %q", out)
 }
 
 // TestTypedGrammars_GitProfileGrepReadsNoSubmoduleElsewhere: with the

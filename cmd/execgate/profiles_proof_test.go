@@ -119,11 +119,20 @@ func requireProgram(t *testing.T, name string) string {
 // git runs git in the root, outside the gate, to set the scene up.
 func (s *proofScene) git(t *testing.T, args ...string) {
 	t.Helper()
+	s.gitOut(t, args...)
+}
+
+// gitOut is git, returning what git printed on stdout, trimmed.
+func (s *proofScene) gitOut(t *testing.T, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
 	cmd.Dir = s.root
 	cmd.Env = []string{"HOME=" + s.base, "GIT_CONFIG_NOSYSTEM=1"}
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "git %v: %s%s", args, out, stderr.String())
+	return strings.TrimSpace(string(out))
 }
 
 // snapshot records every file under base: type, mode, size, time and
@@ -401,8 +410,9 @@ const missingGitObject = "0123456789abcdef0123456789abcdef01234567"
 //
 // git asks the promisors in the config's order, the partialClone one
 // last, and dies of SIGPIPE when one's fetch exits before reading the
-// list of objects git writes to it, so the later ones are asked only
-// some of the time. "::x" comes first, so the scene's live check of it
+// list of objects git writes to it, as a fetch whose transport is not
+// allowed does at once: then the later ones are asked only some of the
+// time. "::x" comes first, so the scene's live check of it
 // holds on every run, and the payload creates the marker before it
 // writes a byte git could reject.
 func (s *proofScene) hostileGitRepository(t *testing.T, stray *netProofStray) (outside string) {
