@@ -17,6 +17,20 @@ import (
 	"github.com/execgate/execgate/config"
 )
 
+// otherRepository makes a repository "other" beside the scene's root,
+// whose one commit holds private.txt with the canary, and returns its
+// directory.
+func (s *proofScene) otherRepository(t *testing.T) string {
+	t.Helper()
+	other := filepath.Join(s.base, "other")
+	require.NoError(t, os.MkdirAll(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "private.txt"), []byte(proofCanary+"\n"), 0o644))
+	s.git(t, "-C", other, "init", "-q")
+	s.git(t, "-C", other, "add", "private.txt")
+	s.git(t, "-C", other, "commit", "-q", "-m", "private")
+	return other
+}
+
 // unconfinedGitRun returns a function that makes a call of the git
 // profile at the scene's root through the gate, with the profile's argv
 // and environment but without its confinement (invariant 12 of
@@ -215,13 +229,8 @@ func TestTypedGrammars_GitProfileReadsNoConfigNamedFile(t *testing.T) {
 // a .git directory are left to the confinement: see git.yaml.)
 func TestTypedGrammars_GitProfileReadsNoRepositoryElsewhere(t *testing.T) {
 	s := newProofScratch(t, "git", "")
-	other := filepath.Join(s.base, "other")
-	require.NoError(t, os.MkdirAll(other, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(other, "private.txt"), []byte(proofCanary+"\n"), 0o644))
-	s.git(t, "-C", other, "init", "-q")
-	s.git(t, "-C", other, "add", "private.txt")
-	s.git(t, "-C", other, "commit", "-q", "-m", "private")
-	require.NoError(t, os.WriteFile(filepath.Join(s.root, ".git"), []byte("gitdir: ../other/.git\n"), 0o644))
+	other := s.otherRepository(t)
+	require.NoError(t, os.WriteFile(filepath.Join(s.root, ".git"), []byte("gitdir: "+filepath.Join(other, ".git")+"\n"), 0o644))
 	run := unconfinedGitRun(t, s)
 	r := run("git.log", "-p")
 	assert.NotContains(t, r.Stdout+r.Stderr, proofCanary, "a .git file")

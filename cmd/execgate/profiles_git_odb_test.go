@@ -66,12 +66,7 @@ func gitMidxOutside(t *testing.T, from, to, prefix string) {
 // repository's objects outside the root, with no link and no alternates.
 func TestTypedGrammars_GitProfileReadsNoPackElsewhere(t *testing.T) {
 	s := newProofScratch(t, "git", "")
-	other := filepath.Join(s.base, "other")
-	require.NoError(t, os.MkdirAll(other, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(other, "private.txt"), []byte(proofCanary+"\n"), 0o644))
-	s.git(t, "-C", other, "init", "-q")
-	s.git(t, "-C", other, "add", "private.txt")
-	s.git(t, "-C", other, "commit", "-q", "-m", "private")
+	other := s.otherRepository(t)
 	s.git(t, "-C", other, "repack", "-q", "-a", "-d")
 	s.git(t, "-C", other, "multi-pack-index", "write")
 	blob := s.gitOut(t, "-C", other, "rev-parse", "HEAD:private.txt")

@@ -154,12 +154,7 @@ func TestTypedGrammars_GitProfileLsFilesReadsNoLinkedDirectory(t *testing.T) {
 // submodule's .git file names, outside the root.
 func TestTypedGrammars_GitProfileGrepReadsNoSubmoduleElsewhere(t *testing.T) {
 	s := newProofScratch(t, "git", "")
-	other := filepath.Join(s.base, "other")
-	require.NoError(t, os.MkdirAll(other, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(other, "private.txt"), []byte(proofCanary+"\n"), 0o644))
-	s.git(t, "-C", other, "init", "-q")
-	s.git(t, "-C", other, "add", "private.txt")
-	s.git(t, "-C", other, "commit", "-q", "-m", "private")
+	other := s.otherRepository(t)
 	sub := filepath.Join(s.root, "sub")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
 	s.git(t, "init", "-q")
