@@ -191,7 +191,10 @@ func TestRecordIsTrue_AuditTableKilledDuringLoad(t *testing.T) {
 
 	// Once the database is back, the replicas record again (a refused
 	// call's record is what clears the trail's error), and every
-	// approval is decided.
+	// approval is decided: most at once, and one whose take the
+	// database committed as it was killed, so that its replica never
+	// heard, once the lease it was taken under lapses (pgLeaseFor), when
+	// it reads failed.
 	require.Eventually(t, func() bool {
 		code, resp, err := a.do("GET", "/v1/approvals", approverToken, "")
 		if err != nil || code != http.StatusOK {
@@ -209,7 +212,7 @@ func TestRecordIsTrue_AuditTableKilledDuringLoad(t *testing.T) {
 			}
 		}
 		return true
-	}, 2*time.Minute, 200*time.Millisecond, "every approval is decided once the database is back")
+	}, pgLeaseFor+time.Minute, 200*time.Millisecond, "every approval is decided once the database is back")
 
 	entries := auditEntries(t, cl.dsn(), table)
 	verifyAuditTable(t, cl.dsn(), table, len(entries))
