@@ -14,39 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
-	"github.com/execgate/execgate/config"
 )
-
-// otherRepository makes a repository "other" beside the scene's root,
-// whose one commit holds private.txt with the canary, and returns its
-// directory.
-func (s *proofScene) otherRepository(t *testing.T) string {
-	t.Helper()
-	other := filepath.Join(s.base, "other")
-	require.NoError(t, os.MkdirAll(other, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(other, "private.txt"), []byte(proofCanary+"\n"), 0o644))
-	s.git(t, "-C", other, "init", "-q")
-	s.git(t, "-C", other, "add", "private.txt")
-	s.git(t, "-C", other, "commit", "-q", "-m", "private")
-	return other
-}
-
-// unconfinedGitRun returns a function that makes a call of the git
-// profile at the scene's root through the gate, with the profile's argv
-// and environment but without its confinement (invariant 12 of
-// DESIGN.md: the profile holds without the backstop).
-func unconfinedGitRun(t *testing.T, s *proofScene) func(name string, args ...string) execgate.Result {
-	t.Helper()
-	x := unconfinedExecutor(t, s)
-	return func(name string, args ...string) execgate.Result {
-		t.Helper()
-		in, err := json.Marshal(map[string]any{"args": args})
-		require.NoError(t, err)
-		r, err := x.Run(context.Background(), name, in)
-		require.NoError(t, err)
-		return r
-	}
-}
 
 // TestTypedGrammars_GitProfileRemoteVcsIsNoTransport: a remote's vcs
 // names its helper directly, and git runs it as "git remote-<vcs>",
@@ -78,13 +46,9 @@ func TestTypedGrammars_GitProfileRemoteVcsIsNoTransport(t *testing.T) {
 	// that knows GIT_NO_LAZY_FETCH tries no promisor, and without that
 	// variable, as an older git runs, where the list of transports
 	// alone must hold.
-	l, err := config.LoadFile(s.config)
-	require.NoError(t, err)
-	specs := l.Allowlist.Specs()
+	specs := unconfinedSpecs(t, s)
 	older := make([]execgate.CommandSpec, len(specs))
 	for i, sp := range specs {
-		sp.Confine = nil
-		specs[i] = sp
 		require.Contains(t, sp.Env, "GIT_NO_LAZY_FETCH", "the profile sets it")
 		sp.Env = maps.Clone(sp.Env)
 		delete(sp.Env, "GIT_NO_LAZY_FETCH")

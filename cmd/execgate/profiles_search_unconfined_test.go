@@ -12,32 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate"
-	"github.com/execgate/execgate/config"
 )
-
-// unconfinedAllowlist returns the Allowlist of the scene's configuration
-// with every spec's confinement removed: what the grammar alone holds
-// (invariant 12 of DESIGN.md, without the backstop of invariant 13).
-func unconfinedAllowlist(t *testing.T, s *proofScene) *execgate.Allowlist {
-	t.Helper()
-	l, err := config.LoadFile(s.config)
-	require.NoError(t, err)
-	specs := l.Allowlist.Specs()
-	for i := range specs {
-		specs[i].Confine = nil
-	}
-	a, err := execgate.NewAllowlist(specs...)
-	require.NoError(t, err)
-	return a
-}
-
-// unconfinedExecutor returns an Executor of unconfinedAllowlist.
-func unconfinedExecutor(t *testing.T, s *proofScene) *execgate.Executor {
-	t.Helper()
-	x, err := execgate.NewExecutor(execgate.Config{Allowlist: unconfinedAllowlist(t, s)})
-	require.NoError(t, err)
-	return x
-}
 
 // TestTypedGrammars_SearchProfilesReadNoIgnoreFileOutsideEvenUnconfined
 // runs rg and fd, outside any confinement, in a working directory whose
