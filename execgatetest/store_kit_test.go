@@ -45,6 +45,10 @@ type flawedStore struct {
 	mu       sync.Mutex
 	recs     map[string]execgate.Record
 	order    []string // IDs in the order they were saved
+	// takers counts the Takes that found their record: racyTake holds
+	// its window open until a second one has, so that its flaw shows
+	// on a loaded machine as well.
+	takers int
 }
 
 func newFlawedStore(f flaw, capacity int) *flawedStore {
@@ -113,9 +117,15 @@ func (s *flawedStore) Take(_ context.Context, id string) (execgate.Record, error
 	case s.flaw == expiredTakeKeeps && !time.Now().Before(rec.Approval.ExpiresAt):
 		return rec, nil
 	case s.flaw == racyTake:
-		s.mu.Unlock()
-		yield()
-		s.mu.Lock()
+		s.takers++
+		for range 1000 { // a second at most
+			s.mu.Unlock()
+			yield()
+			s.mu.Lock()
+			if s.takers > 1 {
+				break
+			}
+		}
 	case s.flaw == losesPrincipal:
 		rec.Approval.Principal = ""
 	case s.flaw == truncatesTimes:
